@@ -1,0 +1,93 @@
+package gengate
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// Account holds a credit balance and owns API keys, tasks and creations.
+type Account struct {
+	ID        string
+	Name      string
+	Balance   int
+	CreatedAt time.Time
+}
+
+// APIKey authenticates requests for an account. Only its SHA-256 is stored.
+type APIKey struct {
+	ID        string
+	AccountID string
+	Name      string
+	Prefix    string // shown to operators, e.g. "gg_live_AbC1"
+	Hash      string // hex SHA-256 of the whole key
+	CreatedAt time.Time
+	RevokedAt time.Time
+}
+
+// KeyPrefix starts every API key.
+const KeyPrefix = "gg_live_"
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewKeySecret returns a fresh API key: KeyPrefix and 32 random base62
+// characters.
+func NewKeySecret() string {
+	var b strings.Builder
+	b.WriteString(KeyPrefix)
+	max := big.NewInt(int64(len(base62)))
+	for range 32 {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic("gengate: crypto/rand failed: " + err.Error())
+		}
+		b.WriteByte(base62[n.Int64()])
+	}
+	return b.String()
+}
+
+// HashKey returns the stored form of an API key.
+func HashKey(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// LedgerEntry is one line of an account's append-only credit ledger. The
+// balance always equals the sum of its entries.
+type LedgerEntry struct {
+	ID        int64
+	AccountID string
+	TaskID    string // empty for grants and adjustments
+	Kind      string
+	Amount    int // positive adds credits, negative spends them
+	Note      string
+	CreatedAt time.Time
+}
+
+// Ledger entry kinds. A task has at most one charge and one refund: the
+// store enforces it with a unique constraint.
+const (
+	LedgerGrant      = "grant"
+	LedgerCharge     = "charge"
+	LedgerRefund     = "refund"
+	LedgerAdjustment = "adjustment"
+)
+
+// NewID returns a random UUID (version 4) string.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("gengate: crypto/rand failed: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// NewToken returns a random URL-safe token of 32 base62 characters
+// (about 190 bits), used in output file URLs.
+func NewToken() string { return NewKeySecret()[len(KeyPrefix):] }

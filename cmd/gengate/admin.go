@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/blob"
+	"github.com/gengate/gengate/internal/sqlstore"
+)
+
+// openStore parses the storage flags plus extra ones and opens the store.
+func openStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer,
+	extra func(*flags)) (*sqlstore.DB, []string, string, error) {
+	var data, database string
+	f := newFlags(name, getenv, stderr)
+	f.storage(&data, &database)
+	if extra != nil {
+		extra(f)
+	}
+	pos, err := parseInterleaved(f, args)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s, err := sqlstore.Open(ctx, database, data)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return s, pos, data, nil
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("review settle JOB --refund") and returns the positional ones.
+func parseInterleaved(f *flags, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			return nil, err
+		}
+		if f.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, f.Arg(0))
+		args = f.Args()[1:]
+	}
+}
+
+func keysCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var credits int
+	var name string
+	s, _, _, err := openStore(ctx, "keys create", args, getenv, stderr, func(f *flags) {
+		f.IntVar(&credits, "credits", -1, "credits of the new account")
+		f.StringVar(&name, "name", "", "name of the account and key")
+	})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if credits < 0 {
+		return errors.New("--credits N is required (N ≥ 0)")
+	}
+	secret, acct, err := createKey(ctx, s, name, credits)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "account %s (%d credits)\n%s\n", acct.ID, credits, secret)
+	return nil
+}
+
+func keysRevoke(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	s, pos, _, err := openStore(ctx, "keys revoke", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if len(pos) != 1 {
+		return errors.New("usage: gengate keys revoke KEY-ID-OR-PREFIX")
+	}
+	if err := s.RevokeAPIKey(ctx, pos[0], time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", pos[0])
+	return nil
+}
+
+func creditsGrant(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var account, note string
+	var credits int
+	s, _, _, err := openStore(ctx, "credits grant", args, getenv, stderr, func(f *flags) {
+		f.StringVar(&account, "account", "", "account id")
+		f.IntVar(&credits, "credits", 0, "credits to add (negative to take away)")
+		f.StringVar(&note, "note", "operator grant", "ledger note")
+	})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if account == "" || credits == 0 {
+		return errors.New("usage: gengate credits grant --account ID --credits N")
+	}
+	balance, err := s.Grant(ctx, account, credits, note, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "account %s balance %d\n", account, balance)
+	return nil
+}
+
+func reviewList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	s, _, _, err := openStore(ctx, "review list", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tasks, err := s.ListTasks(ctx, gengate.StatusNeedsReview, 1000)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%-36s  %-28s  %-26s  %6s  %s\n", "JOB", "REASON", "MODEL", "COST", "CREATED")
+	for _, t := range tasks {
+		fmt.Fprintf(stdout, "%-36s  %-28s  %-26s  %6d  %s\n", t.ID, t.ReviewReason, t.ModelID, t.Cost, t.CreatedAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+func reviewSettle(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var refund, deliver bool
+	s, pos, data, err := openStore(ctx, "review settle", args, getenv, stderr, func(f *flags) {
+		f.BoolVar(&refund, "refund", false, "fail the task and return its credits")
+		f.BoolVar(&deliver, "deliver", false, "let the task run (or resume) with its charge kept")
+	})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if len(pos) != 1 || refund == deliver {
+		return errors.New("usage: gengate review settle JOB-ID --refund|--deliver")
+	}
+	blobs, err := blob.NewLocal(filepath.Join(data, "files"))
+	if err != nil {
+		return err
+	}
+	svc := &gengate.Service{Store: s, Blobs: blobs, Events: gengate.NewEvents()}
+	t, err := svc.Settle(ctx, pos[0], refund)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "task %s is now %s\n", t.ID, t.Status)
+	return nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of gengate serve. Each flag falls back to an
+// environment variable GENGATE_<NAME> (dashes as underscores).
+type Config struct {
+	Addr         string
+	Data         string
+	Database     string
+	SyncWait     time.Duration
+	SandboxDelay time.Duration
+	ReviewTerms  string
+	PublicURL    string
+	AllowPrivate bool
+	Role         string
+	Prices       string
+	Workers      int
+	TaskLease    time.Duration
+	MaxBody      int64
+}
+
+// Validate names the first bad field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Data == "" && c.Database == "":
+		return errors.New("--data must not be empty")
+	case c.SyncWait < 0:
+		return errors.New("--sync-wait must be ≥ 0")
+	case c.SandboxDelay < 0:
+		return errors.New("--sandbox-delay must be ≥ 0")
+	case c.Role != "all" && c.Role != "api" && c.Role != "worker":
+		return fmt.Errorf("--role must be all, api or worker, not %q", c.Role)
+	case c.Workers < 1:
+		return errors.New("--workers must be ≥ 1")
+	case c.TaskLease < time.Second:
+		return errors.New("--task-lease must be ≥ 1s")
+	case c.MaxBody < 1024:
+		return errors.New("--max-body must be ≥ 1024")
+	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
+		return errors.New("--public-url must start with http:// or https://")
+	}
+	return nil
+}
+
+// flags is a FlagSet whose flags fall back to GENGATE_* variables.
+type flags struct {
+	*flag.FlagSet
+	getenv func(string) string
+}
+
+func newFlags(name string, getenv func(string) string, stderr io.Writer) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &flags{FlagSet: fs, getenv: getenv}
+}
+
+func envName(flagName string) string {
+	return "GENGATE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (f *flags) str(p *string, name, def, usage string) {
+	if v := f.getenv(envName(name)); v != "" {
+		def = v
+	}
+	f.StringVar(p, name, def, usage+" ("+envName(name)+")")
+}
+
+func (f *flags) dur(p *time.Duration, name string, def time.Duration, usage string) error {
+	if v := f.getenv(envName(name)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", envName(name), err)
+		}
+		def = d
+	}
+	f.DurationVar(p, name, def, usage+" ("+envName(name)+")")
+	return nil
+}
+
+func (f *flags) boolean(p *bool, name string, usage string) error {
+	def := false
+	if v := f.getenv(envName(name)); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", envName(name), err)
+		}
+		def = b
+	}
+	f.BoolVar(p, name, def, usage+" ("+envName(name)+")")
+	return nil
+}
+
+func (f *flags) integer(p *int, name string, def int, usage string) error {
+	if v := f.getenv(envName(name)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", envName(name), err)
+		}
+		def = n
+	}
+	f.IntVar(p, name, def, usage+" ("+envName(name)+")")
+	return nil
+}
+
+// storage adds --data and --database, shared by every command.
+func (f *flags) storage(data, database *string) {
+	f.str(data, "data", "./data", "directory for the SQLite database and output files")
+	f.str(database, "database", "", "postgres:// URL to use PostgreSQL instead of SQLite")
+}
+
+func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
+	f := newFlags("serve", getenv, stderr)
+	f.str(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	f.storage(&c.Data, &c.Database)
+	f.str(&c.ReviewTerms, "review-terms", "", "comma-separated terms; a prompt containing one is held for review")
+	f.str(&c.PublicURL, "public-url", "", "base URL of output files (default: the request's host)")
+	f.str(&c.Role, "role", "all", "all, api (HTTP only) or worker (task steps only)")
+	f.str(&c.Prices, "prices", "", `JSON file of price overrides: {"prices": {"flux": 5}}`)
+	var maxBody int
+	errs := []error{
+		f.dur(&c.SyncWait, "sync-wait", 3*time.Minute, "longest a generate call waits before answering 202"),
+		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
+		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
+		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs on loopback and private networks"),
+		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
+		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := f.Parse(args); err != nil {
+		return nil, err
+	}
+	if f.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", f.Arg(0))
+	}
+	c.MaxBody = int64(maxBody)
+	return c, c.Validate()
+}

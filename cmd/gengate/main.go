@@ -1,0 +1,73 @@
+// Command gengate runs the gengate service and its operator commands.
+//
+//	gengate serve                 API and workers (prints a key on first start)
+//	gengate keys create --credits N [--name NAME]
+//	gengate keys revoke KEY-ID-OR-PREFIX
+//	gengate credits grant --account ID --credits N
+//	gengate review list
+//	gengate review settle JOB-ID --refund|--deliver
+//
+// Every command takes --data and --database, with GENGATE_* environment
+// fallbacks, and works while a server runs on the same database.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "gengate:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: gengate <command> [flags]
+
+commands:
+  serve                               run the API and workers
+  keys create --credits N [--name N]  create an account and an API key
+  keys revoke ID-OR-PREFIX            revoke an API key
+  credits grant --account ID --credits N
+  review list                         tasks waiting for review
+  review settle JOB-ID --refund|--deliver
+run "gengate <command> --help" for its flags`
+
+// run is the whole program, so that tests can run it in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("no command")
+	}
+	cmd, rest := args[0], args[1:]
+	sub := ""
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review") {
+		sub, rest = rest[0], rest[1:]
+	}
+	switch cmd + " " + sub {
+	case "serve ":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "keys create":
+		return keysCreate(ctx, rest, getenv, stdout, stderr)
+	case "keys revoke":
+		return keysRevoke(ctx, rest, getenv, stdout, stderr)
+	case "credits grant":
+		return creditsGrant(ctx, rest, getenv, stdout, stderr)
+	case "review list":
+		return reviewList(ctx, rest, getenv, stdout, stderr)
+	case "review settle":
+		return reviewSettle(ctx, rest, getenv, stdout, stderr)
+	case "help ", "-h ", "--help ":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	fmt.Fprintln(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

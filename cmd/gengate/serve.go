@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/blob"
+	"github.com/gengate/gengate/internal/engine/sandbox"
+	"github.com/gengate/gengate/internal/fetch"
+	"github.com/gengate/gengate/internal/httpapi"
+	"github.com/gengate/gengate/internal/sqlstore"
+	"github.com/gengate/gengate/internal/worker"
+)
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseServeFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	blobs, err := blob.NewLocal(filepath.Join(cfg.Data, "files"))
+	if err != nil {
+		return err
+	}
+	catalog, err := gengate.DefaultCatalog()
+	if err != nil {
+		return err
+	}
+	if cfg.Prices != "" {
+		if err := loadPrices(catalog, cfg.Prices); err != nil {
+			return err
+		}
+	}
+	host, _ := os.Hostname()
+	events := gengate.NewEvents()
+	svc := &gengate.Service{
+		Store:   store,
+		Catalog: catalog,
+		Engines: map[string]gengate.Engine{"sandbox": sandbox.New(cfg.SandboxDelay)},
+		Blobs:   blobs,
+		Fetcher: fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate}),
+		Events:  events,
+		Log:     log,
+		// SyncWait of 0 means answer at once; DefaultSyncWait only fills in
+		// when the field is unset, which the flag never leaves it.
+		SyncWait:    max(cfg.SyncWait, time.Nanosecond),
+		ReviewTerms: splitTerms(cfg.ReviewTerms),
+		Owner:       fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
+		Lease:       cfg.TaskLease,
+	}
+	if err := firstStart(ctx, store, stdout); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = store.Listen(ctx, func(channel, payload string) {
+			if channel == sqlstore.ChannelTask {
+				events.Publish(payload)
+			}
+			events.Kick()
+		})
+	}()
+	if cfg.Role != "api" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers}, log)
+		}()
+	}
+	var srvErr error
+	if cfg.Role != "worker" {
+		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout)
+	} else {
+		fmt.Fprintln(stdout, "gengate worker running")
+		<-ctx.Done()
+	}
+	cancel()
+	wg.Wait()
+	return srvErr
+}
+
+func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, store *sqlstore.DB, log *slog.Logger, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	handler := httpapi.New(svc, httpapi.Config{
+		PublicURL: cfg.PublicURL,
+		MaxBody:   cfg.MaxBody,
+		Ready:     func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
+	}, log)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// firstStart creates an account with 1,000 credits and prints its key when
+// the database has no account yet, so a newcomer can call the API at once.
+func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer) error {
+	n, err := store.CountAccounts(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	secret, acct, err := createKey(ctx, store, "default", 1000)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Created account %s with 1000 credits. Its API key (shown once, keep it):\n%s\n", acct.ID, secret)
+	return nil
+}
+
+func createKey(ctx context.Context, store gengate.Store, name string, credits int) (string, *gengate.Account, error) {
+	now := time.Now()
+	acct := &gengate.Account{ID: gengate.NewID(), Name: name, CreatedAt: now}
+	if err := store.CreateAccount(ctx, acct, credits); err != nil {
+		return "", nil, err
+	}
+	secret := gengate.NewKeySecret()
+	key := &gengate.APIKey{ID: gengate.NewID(), AccountID: acct.ID, Name: name,
+		Prefix: secret[:len(gengate.KeyPrefix)+6], Hash: gengate.HashKey(secret), CreatedAt: now}
+	if err := store.CreateAPIKey(ctx, key); err != nil {
+		return "", nil, err
+	}
+	return secret, acct, nil
+}
+
+func splitTerms(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// loadPrices applies a price override file: {"prices": {"flux": 5}}.
+func loadPrices(c *gengate.Catalog, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Prices gengate.PriceOverrides `json:"prices"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return c.Override(doc.Prices)
+}

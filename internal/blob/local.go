@@ -1,0 +1,96 @@
+// Package blob stores files by key: the fetched inputs of tasks and their
+// finished outputs. Local keeps them in a directory, written atomically
+// (temporary file, fsync, rename), so a crash never leaves half a file
+// under a key.
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gengate/gengate"
+)
+
+// Local is a gengate.Blobs in a local directory.
+type Local struct {
+	dir string
+}
+
+var _ gengate.Blobs = (*Local)(nil)
+
+// NewLocal returns a store rooted at dir, creating it.
+func NewLocal(dir string) (*Local, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Local{dir: dir}, nil
+}
+
+func (l *Local) path(key string) (string, error) {
+	clean := filepath.Clean("/" + key)
+	if key == "" || clean != "/"+key || strings.Contains(key, "\\") {
+		return "", fmt.Errorf("blob: bad key %q", key)
+	}
+	return filepath.Join(l.dir, filepath.FromSlash(key)), nil
+}
+
+// Put writes data under key atomically, replacing what was there.
+func (l *Local) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// Get reads the file under key; a missing one is an ENotFound error.
+func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, gengate.Errorf(gengate.ENotFound, "no file")
+	}
+	return data, err
+}
+
+// Delete removes the file under key; a missing one is no error.
+func (l *Local) Delete(ctx context.Context, key string) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	os.Remove(filepath.Dir(p)) // only succeeds when empty
+	return nil
+}

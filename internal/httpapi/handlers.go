@@ -1,0 +1,283 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"bytes"
+
+	"github.com/gengate/gengate"
+)
+
+// handleGenerate is POST /api/v1/generate.
+func (a *api) handleGenerate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Vary", "Prefer")
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeError(w, r, a.log, gengate.Errorf(gengate.EUnsupportedMedia, "send the request body as JSON with Content-Type: application/json"))
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, r, a.log, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody))
+				return
+			}
+			writeError(w, r, a.log, gengate.Errorf(gengate.EInvalid, "the request body could not be read"))
+			return
+		}
+		pref := parsePrefer(r.Header.Values("Prefer"))
+		key := apiKey(r)
+		o, err := a.svc.Generate(r.Context(), key, body, r.Header.Get("Idempotency-Key"))
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		wait := a.svc.SyncWait
+		if wait <= 0 {
+			wait = gengate.DefaultSyncWait
+		}
+		var applied []string
+		switch {
+		case pref.async && pref.wait < 0:
+			wait = 0
+			applied = append(applied, "respond-async")
+		case pref.wait >= 0:
+			wait = min(wait, time.Duration(pref.wait)*time.Second)
+			applied = append(applied, "wait="+strconv.Itoa(int(wait/time.Second)))
+			if pref.async {
+				applied = append(applied, "respond-async")
+			}
+		}
+		if len(applied) > 0 {
+			w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
+		}
+		if wait > 0 && o.Task.Status.Active() {
+			o, err = a.svc.Wait(r.Context(), key.AccountID, o.Task.ID, wait)
+			if err != nil {
+				writeError(w, r, a.log, err)
+				return
+			}
+		}
+		a.writeOutcome(w, r, o)
+	})
+}
+
+// prefer holds the Prefer preferences gengate honours (RFC 7240); others
+// are ignored.
+type prefer struct {
+	async bool
+	wait  int // seconds; -1 when not given
+}
+
+func parsePrefer(values []string) prefer {
+	p := prefer{wait: -1}
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			tok, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			name, val, _ := strings.Cut(strings.TrimSpace(tok), "=")
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "respond-async":
+				p.async = true
+			case "wait":
+				if n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(val), `"`)); err == nil && n >= 0 {
+					p.wait = n
+				}
+			}
+		}
+	}
+	return p
+}
+
+// writeOutcome answers with a task's state as the spec has it: 200 with
+// the result, 202 with the task, 409 when it needs review, or its failure.
+func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Outcome) {
+	t := o.Task
+	switch {
+	case t.Status == gengate.StatusSucceeded:
+		writeJSON(w, http.StatusOK, a.result(r, o))
+	case t.Status.Active():
+		url := statusURL(t)
+		w.Header().Set("Location", url)
+		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(t)))
+		writeJSON(w, http.StatusAccepted, map[string]any{"jobId": t.ID, "status": t.Status.Public(), "statusUrl": url})
+	case t.Status == gengate.StatusNeedsReview:
+		writeError(w, r, a.log, &gengate.Error{Code: gengate.ENeedsReview,
+			Message: "this generation needs manual review; contact support and do not submit another task for it",
+			Extra:   map[string]any{"jobId": t.ID, "status": t.Status.Public(), "remainingCredits": o.Balance}})
+	default:
+		status := http.StatusInternalServerError
+		if t.InputFault {
+			status = http.StatusBadRequest
+		}
+		refunded := 0
+		if t.Status == gengate.StatusFailed {
+			refunded = t.Cost
+		}
+		writeProblem(w, r, status, &gengate.Error{Code: gengate.EFailed, Message: "the generation failed: " + t.ErrorMessage,
+			Extra: map[string]any{"jobId": t.ID, "status": t.Status.Public(), "creditsRefunded": refunded, "remainingCredits": o.Balance}})
+	}
+}
+
+func statusURL(t *gengate.Task) string { return "/api/generation/jobs/" + t.ID }
+
+// retryAfter suggests when to poll: when the next step is due, or else a
+// third of the model's typical latency, between 1 and 30 seconds.
+func (a *api) retryAfter(t *gengate.Task) int {
+	secs := 2.0
+	if m, ok := a.svc.Catalog.Model(t.ModelID); ok && m.LatencySeconds > 0 {
+		secs = float64(m.LatencySeconds) / 3
+	}
+	if d := time.Until(t.RunAt); d > 0 {
+		secs = d.Seconds()
+	}
+	return int(math.Min(30, math.Max(1, math.Ceil(secs))))
+}
+
+// result is the spec's image (2.2) or video (2.3) result.
+func (a *api) result(r *http.Request, o *gengate.Outcome) map[string]any {
+	urls := a.outputURLs(r, o.Task)
+	res := map[string]any{"jobId": o.Task.ID, "remainingCredits": o.Balance}
+	if o.Task.Type == "video" {
+		res["video"] = ""
+		if len(urls) > 0 {
+			res["video"] = urls[0]
+		}
+	} else {
+		res["images"] = urls
+	}
+	return res
+}
+
+func (a *api) outputURLs(r *http.Request, t *gengate.Task) []string {
+	base := strings.TrimRight(a.cfg.PublicURL, "/")
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	urls := make([]string, 0, len(t.Outputs))
+	for _, c := range t.Outputs {
+		urls = append(urls, base+c.Path())
+	}
+	return urls
+}
+
+// handleAdvance is POST /api/generation/jobs/{id}: run the task's next
+// step now if no worker holds it, and answer like generate.
+func (a *api) handleAdvance() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o, err := a.svc.Advance(r.Context(), apiKey(r).AccountID, r.PathValue("id"))
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		a.writeOutcome(w, r, o)
+	})
+}
+
+// handleRead is GET /api/generation/jobs/{id}: the stored record only.
+func (a *api) handleRead() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o, err := a.svc.Find(r.Context(), apiKey(r).AccountID, r.PathValue("id"))
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		t := o.Task
+		body := map[string]any{
+			"jobId": t.ID, "status": t.Status.Public(), "type": t.Type, "modelId": t.ModelID, "cost": t.Cost,
+			"createdAt": t.CreatedAt.Format(time.RFC3339Nano), "updatedAt": t.UpdatedAt.Format(time.RFC3339Nano),
+			"statusUrl": statusURL(t),
+		}
+		if !t.CompletedAt.IsZero() {
+			body["completedAt"] = t.CompletedAt.Format(time.RFC3339Nano)
+		}
+		switch t.Status {
+		case gengate.StatusSucceeded:
+			if urls := a.outputURLs(r, t); t.Type == "video" && len(urls) > 0 {
+				body["video"] = urls[0]
+			} else {
+				body["images"] = urls
+			}
+		case gengate.StatusFailed:
+			body["error"] = map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "creditsRefunded": t.Cost}
+		case gengate.StatusNeedsReview:
+			body["error"] = map[string]any{"code": gengate.ENeedsReview,
+				"message": "this generation needs manual review; contact support and do not submit another task for it"}
+		}
+		if t.Status.Active() {
+			w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(t)))
+		}
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+// handleModels is GET /api/v1/models.
+func (a *api) handleModels() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		type model struct {
+			ID             string            `json:"id"`
+			Type           string            `json:"type"`
+			Name           string            `json:"name"`
+			Description    string            `json:"description,omitempty"`
+			Credits        int               `json:"credits"`
+			Varies         bool              `json:"varies"`
+			Pricing        gengate.PriceRule `json:"pricing"`
+			Inputs         []gengate.Field   `json:"inputs"`
+			Options        []gengate.Field   `json:"options"`
+			Engine         string            `json:"engine"`
+			Placeholder    bool              `json:"placeholder"`
+			LatencySeconds int               `json:"typicalLatencySeconds"`
+			Legacy         bool              `json:"legacy,omitempty"`
+		}
+		var out []model
+		for _, m := range a.svc.Catalog.Models() {
+			engine := a.svc.EngineName(m)
+			out = append(out, model{ID: m.ID, Type: m.Type, Name: m.Name, Description: m.Description, Credits: m.Credits,
+				Varies: m.Varies(), Pricing: m.Pricing, Inputs: nonNil(m.Inputs), Options: nonNil(m.Options), Engine: engine,
+				Placeholder: engine == "sandbox", LatencySeconds: m.LatencySeconds, Legacy: m.Legacy})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"models": out})
+	})
+}
+
+func nonNil(f []gengate.Field) []gengate.Field {
+	if f == nil {
+		return []gengate.Field{}
+	}
+	return f
+}
+
+// handleFile serves an output file by its unguessable token.
+func (a *api) handleFile() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ext, _ := strings.Cut(r.PathValue("name"), ".")
+		c, err := a.svc.Store.FindCreation(r.Context(), token)
+		if err == nil && c.Ext != ext {
+			err = gengate.Errorf(gengate.ENotFound, "no file")
+		}
+		var data []byte
+		if err == nil {
+			data, err = a.svc.Blobs.Get(r.Context(), c.Key)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		w.Header().Set("Content-Type", c.ContentType)
+		w.Header().Set("Cache-Control", "private, max-age=31536000, immutable")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		http.ServeContent(w, r, "", c.CreatedAt, bytes.NewReader(data))
+	})
+}

@@ -1,0 +1,138 @@
+// Package httpapi is gengate's HTTP surface: the spec's endpoints, API-key
+// authentication, RFC 9457 problem bodies, Prefer and Idempotency-Key
+// handling, and the output files. It turns requests into calls on
+// gengate.Service and its results into responses; no rule lives here.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// Config is what the HTTP layer needs besides the service.
+type Config struct {
+	// PublicURL is the base of output file URLs; empty means the scheme and
+	// host the request came in on.
+	PublicURL string
+	// MaxBody caps request bodies (default 32 MiB).
+	MaxBody int64
+	// Ready reports whether the service can take requests (/readyz).
+	Ready func(ctx context.Context) error
+}
+
+// DefaultMaxBody is the largest request body accepted.
+const DefaultMaxBody = 32 << 20
+
+// New returns the handler for the whole API.
+func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	a := &api{svc: svc, cfg: cfg, log: log}
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/v1/generate", a.auth(a.handleGenerate()))
+	mux.Handle("GET /api/v1/models", a.auth(a.handleModels()))
+	mux.Handle("POST /api/generation/jobs/{id}", a.auth(a.handleAdvance()))
+	mux.Handle("GET /api/generation/jobs/{id}", a.auth(a.handleRead()))
+	mux.Handle("GET /files/{name}", a.handleFile())
+	mux.Handle("GET /healthz", a.handleHealth())
+	mux.Handle("GET /readyz", a.handleReady())
+	mux.Handle("/", a.handleNotFound())
+	return a.requestID(mux)
+}
+
+type api struct {
+	svc *gengate.Service
+	cfg Config
+	log *slog.Logger
+}
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyAPIKey
+)
+
+func requestID(r *http.Request) string { s, _ := r.Context().Value(keyRequestID).(string); return s }
+
+func apiKey(r *http.Request) *gengate.APIKey {
+	k, _ := r.Context().Value(keyAPIKey).(*gengate.APIKey)
+	return k
+}
+
+// requestID gives every request an id, echoed in X-Request-Id and problem
+// bodies, and logs the request when it ends.
+func (a *api) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id := "req_" + hex.EncodeToString(b[:])
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		next.ServeHTTP(rec, r)
+		a.log.InfoContext(r.Context(), "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// auth requires an API key: Authorization: Bearer <key> or X-API-Key.
+func (a *api) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret := r.Header.Get("X-API-Key")
+		if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			secret = strings.TrimSpace(token)
+		}
+		key, err := a.svc.Authenticate(r.Context(), secret)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gengate"`)
+			writeError(w, r, a.log, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyAPIKey, key)))
+	})
+}
+
+func (a *api) handleNotFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, a.log, gengate.Errorf(gengate.ENotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+}
+
+func (a *api) handleHealth() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}
+
+func (a *api) handleReady() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.cfg.Ready != nil {
+			if err := a.cfg.Ready(r.Context()); err != nil {
+				a.log.ErrorContext(r.Context(), "not ready", "err", err)
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+}

@@ -1,0 +1,228 @@
+// Package sqlstore implements gengate.Store on SQLite (the default: one file
+// under --data, pure Go, WAL, one writer connection) and on PostgreSQL (for
+// many API and worker processes). Both share one schema shape, one set of
+// statements with $N placeholders, and one test suite; the few differences
+// (SKIP LOCKED, LISTEN/NOTIFY, identity columns) are in dialect.
+//
+// The task row is also the queue item: workers claim due tasks with a
+// leased, conditional UPDATE, so a task and its place in the queue can
+// never disagree. docs/architecture.md says why this is not River.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/gengate/gengate"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DB is a gengate.Store on SQLite or PostgreSQL.
+type DB struct {
+	db       *sql.DB
+	postgres bool
+	url      string
+}
+
+var _ gengate.Store = (*DB)(nil)
+
+// IsPostgres reports whether a --database value names PostgreSQL.
+func IsPostgres(url string) bool {
+	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
+}
+
+// Open opens the database and brings its schema up to date. url is a
+// postgres:// URL, or empty for SQLite in dataDir/gengate.db.
+func Open(ctx context.Context, url, dataDir string) (*DB, error) {
+	s := &DB{postgres: IsPostgres(url), url: url}
+	var err error
+	if s.postgres {
+		s.db, err = sql.Open("pgx", url)
+		if err == nil {
+			s.db.SetMaxOpenConns(20)
+		}
+	} else {
+		if url == "" {
+			if err := os.MkdirAll(dataDir, 0o755); err != nil {
+				return nil, err
+			}
+			url = filepath.Join(dataDir, "gengate.db")
+		}
+		// busy_timeout first, so that every later pragma already waits for
+		// a lock held by another process (a CLI command, say). Write
+		// transactions take the lock at BEGIN (_txlock=immediate), so two
+		// writers never deadlock upgrading a read lock. synchronous(FULL)
+		// makes every commit durable: money lives here.
+		dsn := "file:" + url + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+			"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
+		s.db, err = sql.Open("sqlite", dsn)
+		if err == nil {
+			s.db.SetMaxOpenConns(1) // one writer; SQLite serializes writes anyway
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *DB) migrate(ctx context.Context) error {
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	var opts []goose.ProviderOption
+	if s.postgres {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(dialect, s.db, sub, opts...)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+// SQL returns the underlying database, for tests and operator tools.
+func (s *DB) SQL() *sql.DB { return s.db }
+
+// Postgres reports whether the store is on PostgreSQL.
+func (s *DB) Postgres() bool { return s.postgres }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// tx runs fn in a transaction, committed when fn returns nil.
+func (s *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// notify sends a PostgreSQL notification when the transaction commits, so
+// that waiting requests and idle workers in other processes hear of it.
+func (s *DB) notify(ctx context.Context, tx *sql.Tx, channel, payload string) error {
+	if !s.postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", channel, payload)
+	return err
+}
+
+// Notification channels.
+const (
+	ChannelTask = "gengate_task" // payload: task id; a task changed
+	ChannelWork = "gengate_work" // payload: task id; work is due
+)
+
+// Listen calls fn for each notification on PostgreSQL until ctx ends,
+// reconnecting after errors. On SQLite, which has no notifications, it
+// returns at once.
+func (s *DB) Listen(ctx context.Context, fn func(channel, payload string)) error {
+	if !s.postgres {
+		return nil
+	}
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx, fn)
+		if ctx.Err() != nil {
+			return nil
+		}
+		_ = err
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+func (s *DB) listenOnce(ctx context.Context, fn func(channel, payload string)) error {
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, ch := range []string{ChannelTask, ChannelWork} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			return err
+		}
+	}
+	// Something may have happened while no one listened.
+	fn(ChannelWork, "")
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		fn(n.Channel, n.Payload)
+	}
+}
+
+// isUnique reports whether err is a unique-constraint violation.
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+func notFound(what, id string) error { return gengate.Errorf(gengate.ENotFound, "no %s %s", what, id) }

@@ -1,0 +1,336 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+const taskColumns = `id, account_id, model_id, type, status, prompt, options, inputs, cost, COALESCE(idempotency_key, ''),
+	fingerprint, engine, upstream_id, error_code, error_message, input_fault, review_reason, lease_token,
+	attempts, run_at, created_at, updated_at, completed_at`
+
+const active = `('queued','submitting','running')`
+
+type scanner interface{ Scan(...any) error }
+
+func scanTask(row scanner) (*gengate.Task, error) {
+	t := &gengate.Task{}
+	var options, inputs string
+	var fault int
+	var runAt, created, updated, completed int64
+	err := row.Scan(&t.ID, &t.AccountID, &t.ModelID, &t.Type, &t.Status, &t.Prompt, &options, &inputs, &t.Cost,
+		&t.IdempotencyKey, &t.Fingerprint, &t.Engine, &t.UpstreamID, &t.ErrorCode, &t.ErrorMessage, &fault,
+		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed)
+	if err != nil {
+		return nil, err
+	}
+	t.InputFault = fault != 0
+	t.RunAt, t.CreatedAt, t.UpdatedAt, t.CompletedAt = fromMS(runAt), fromMS(created), fromMS(updated), fromMS(completed)
+	d := json.NewDecoder(strings.NewReader(options))
+	d.UseNumber()
+	if err := d.Decode(&t.Options); err != nil {
+		return nil, fmt.Errorf("task %s options: %w", t.ID, err)
+	}
+	normalizeOptions(t.Options)
+	if err := json.Unmarshal([]byte(inputs), &t.Inputs); err != nil {
+		return nil, fmt.Errorf("task %s inputs: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+// normalizeOptions gives stored numbers back the types Job.Options promises:
+// int64 for whole numbers, float64 otherwise.
+func normalizeOptions(opts map[string]any) {
+	for k, v := range opts {
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				opts[k] = i
+			} else {
+				f, _ := n.Float64()
+				opts[k] = f
+			}
+		}
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// CreateTask debits the cost and inserts the task, or returns the task the
+// idempotency key already names; see gengate.Store.
+func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateResult, error) {
+	var res gengate.CreateResult
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if t.IdempotencyKey != "" {
+			existing, err := s.findTaskByKey(ctx, tx, t.AccountID, t.IdempotencyKey)
+			if err == nil {
+				res.Task, res.Existing = existing, true
+				res.Balance, err = s.findAccountTx(ctx, tx, t.AccountID)
+				return err
+			}
+			if gengate.ErrorCode(err) != gengate.ENotFound {
+				return err
+			}
+		}
+		// The conditional debit: the balance never goes below zero, however
+		// many requests race for it.
+		err := tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance >= $1 RETURNING balance`,
+			t.Cost, t.AccountID).Scan(&res.Balance)
+		if errors.Is(err, sql.ErrNoRows) {
+			balance, ferr := s.findAccountTx(ctx, tx, t.AccountID)
+			if ferr != nil {
+				return ferr
+			}
+			return &gengate.Error{Code: gengate.EInsufficient,
+				Message: fmt.Sprintf("this generation costs %d credits; the balance is %d", t.Cost, balance),
+				Extra:   map[string]any{"requiredCredits": t.Cost, "remainingCredits": balance}}
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
+			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, string(t.OptionsJSON()), string(t.InputsJSON()), t.Cost,
+			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt))
+		if err != nil {
+			return err
+		}
+		if err := insertLedger(ctx, tx, t.AccountID, t.ID, gengate.LedgerCharge, -t.Cost, t.ModelID, t.CreatedAt); err != nil {
+			return err
+		}
+		res.Task = t
+		return s.notify(ctx, tx, ChannelWork, t.ID)
+	})
+	if err != nil && t.IdempotencyKey != "" && isUnique(err) {
+		// A concurrent request with the same key committed first: its task
+		// is the one this key names. Nothing of ours was kept.
+		existing, ferr := s.FindTaskByIdempotencyKey(ctx, t.AccountID, t.IdempotencyKey)
+		if ferr != nil {
+			return res, gengate.Errorf(gengate.EKeyInUse, "a request with this Idempotency-Key is being processed; retry shortly")
+		}
+		acct, ferr := s.FindAccount(ctx, t.AccountID)
+		if ferr != nil {
+			return res, ferr
+		}
+		return gengate.CreateResult{Task: existing, Existing: true, Balance: acct.Balance}, nil
+	}
+	return res, err
+}
+
+// FindTask returns the task with the id, with its creations.
+func (s *DB) FindTask(ctx context.Context, id string) (*gengate.Task, error) {
+	t, err := scanTask(s.db.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("task", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, s.loadOutputs(ctx, s.db, t)
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *DB) loadOutputs(ctx context.Context, q querier, t *gengate.Task) error {
+	if t.Status != gengate.StatusSucceeded {
+		return nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at
+		FROM creations WHERE task_id = $1 ORDER BY idx`, t.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCreation(rows)
+		if err != nil {
+			return err
+		}
+		t.Outputs = append(t.Outputs, *c)
+	}
+	return rows.Err()
+}
+
+func scanCreation(row scanner) (*gengate.Creation, error) {
+	c := &gengate.Creation{}
+	var created int64
+	if err := row.Scan(&c.ID, &c.AccountID, &c.TaskID, &c.Index, &c.Key, &c.Token, &c.ContentType, &c.Ext, &c.Size, &created); err != nil {
+		return nil, err
+	}
+	c.CreatedAt = fromMS(created)
+	return c, nil
+}
+
+// FindTaskByIdempotencyKey returns the account's task with the key.
+func (s *DB) FindTaskByIdempotencyKey(ctx context.Context, accountID, key string) (*gengate.Task, error) {
+	t, err := s.findTaskByKey(ctx, s.db, accountID, key)
+	if err != nil {
+		return nil, err
+	}
+	return t, s.loadOutputs(ctx, s.db, t)
+}
+
+func (s *DB) findTaskByKey(ctx context.Context, q querier, accountID, key string) (*gengate.Task, error) {
+	t, err := scanTask(q.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE account_id = $1 AND idempotency_key = $2`, accountID, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("task with key", key)
+	}
+	return t, err
+}
+
+// ClaimTask leases a due task (or the task with id) to a fresh claim.
+func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*gengate.Task, error) {
+	token := owner + ":" + gengate.NewID()[:8]
+	var t *gengate.Task
+	var err error
+	if id != "" {
+		t, err = scanTask(s.db.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+			WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
+			token, ms(now.Add(lease)), ms(now), id))
+	} else {
+		skip := ""
+		if s.postgres {
+			skip = " FOR UPDATE SKIP LOCKED"
+		}
+		t, err = scanTask(s.db.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+			WHERE id = (SELECT id FROM tasks WHERE status IN `+active+` AND run_at <= $3 AND lease_until < $3 ORDER BY run_at LIMIT 1`+skip+`)
+			AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
+			token, ms(now.Add(lease)), ms(now)))
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return t, err
+}
+
+// leaseGuard is the WHERE clause that fences writes: the claim that holds
+// the lease (its token is parameter $11), or an operator acting on a task
+// in review.
+func leaseGuard(t *gengate.Task) (string, []any) {
+	if t.LeaseToken == "" {
+		return `status = 'needs_review'`, nil
+	}
+	return `lease_token = $11 AND status IN ` + active, []any{t.LeaseToken}
+}
+
+// SaveStep records an active task's progress under its lease.
+func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.update(ctx, tx, t, release); err != nil {
+			return err
+		}
+		if release {
+			return s.notify(ctx, tx, ChannelWork, t.ID)
+		}
+		return nil
+	})
+}
+
+func (s *DB) update(ctx context.Context, tx *sql.Tx, t *gengate.Task, release bool) error {
+	guard, guardArgs := leaseGuard(t)
+	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason, ms(t.UpdatedAt), ms(t.CompletedAt), t.ID}
+	set := `status = $1, upstream_id = $2, run_at = $3, error_code = $4, error_message = $5, input_fault = $6,
+		review_reason = $7, updated_at = $8, completed_at = $9`
+	if release {
+		set += `, lease_token = '', lease_until = 0`
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE tasks SET `+set+` WHERE id = $10 AND `+guard, append(args, guardArgs...)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return gengate.Errorf(gengate.EConflict, "task %s changed under this claim", t.ID)
+	}
+	return nil
+}
+
+// FinishTask moves a task to its final (or review) state, with its
+// creations or its refund, in one transaction.
+func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.update(ctx, tx, t, true); err != nil {
+			return err
+		}
+		for _, c := range t.Outputs {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO creations (id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+				c.ID, c.AccountID, c.TaskID, c.Index, c.Key, c.Token, c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)); err != nil {
+				return err
+			}
+		}
+		if refund > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, refund, t.AccountID); err != nil {
+				return err
+			}
+			if err := insertLedger(ctx, tx, t.AccountID, t.ID, gengate.LedgerRefund, refund, t.ErrorCode, t.UpdatedAt); err != nil {
+				return err
+			}
+		}
+		return s.notify(ctx, tx, ChannelTask, t.ID)
+	})
+	if err == nil {
+		t.LeaseToken = ""
+	}
+	return err
+}
+
+// ListTasks returns tasks in a status, oldest first.
+func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([]*gengate.Task, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE status = $1 ORDER BY created_at LIMIT $2`, status, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*gengate.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// FindCreation returns the creation with the URL token.
+func (s *DB) FindCreation(ctx context.Context, token string) (*gengate.Creation, error) {
+	c, err := scanCreation(s.db.QueryRowContext(ctx, `SELECT id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at
+		FROM creations WHERE token = $1`, token))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("file", "")
+	}
+	return c, err
+}
+
+// PurgeTasks deletes finished task records completed before the time.
+func (s *DB) PurgeTasks(ctx context.Context, completedBefore time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM tasks WHERE status IN ('succeeded','failed','canceled') AND completed_at > 0 AND completed_at < $1`,
+		ms(completedBefore))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

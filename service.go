@@ -1,0 +1,558 @@
+package gengate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Service is gengate's use cases: authenticate, generate, advance and read
+// tasks, list models, settle reviews, and run task steps for the workers.
+// cmd/gengate builds one with its dependencies.
+type Service struct {
+	Store   Store
+	Catalog *Catalog
+	// Engines holds the configured engines by name. The sandbox engine is
+	// always there and serves every model no other engine can.
+	Engines map[string]Engine
+	Blobs   Blobs
+	Fetcher Fetcher
+	Events  *Events
+	Log     *slog.Logger
+	Now     func() time.Time
+	// SyncWait caps how long a generate call waits for its result.
+	SyncWait time.Duration
+	// ReviewTerms hold a prompt containing any of them (case-insensitive)
+	// in review before any engine runs.
+	ReviewTerms []string
+	// Owner names this process's workers in task leases; Lease is how long
+	// a claimed step may run before another worker may take the task over.
+	Owner string
+	Lease time.Duration
+	// Retention is how long task records and idempotency keys are kept
+	// after a task completes.
+	Retention time.Duration
+	// MaxAttempts bounds retries of a step that keeps failing ambiguously.
+	MaxAttempts int
+}
+
+// Defaults used when the Service fields are zero.
+const (
+	DefaultSyncWait    = 3 * time.Minute
+	DefaultLease       = 20 * time.Second
+	DefaultRetention   = 90 * 24 * time.Hour
+	DefaultMaxAttempts = 10
+	// SafetyRecheck is how often a waiting request rereads its task in case
+	// the change came from a process that cannot notify this one (a CLI
+	// settle against SQLite). Notifications normally wake it at once.
+	SafetyRecheck = 2 * time.Second
+)
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) lease() time.Duration {
+	if s.Lease > 0 {
+		return s.Lease
+	}
+	return DefaultLease
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// Authenticate returns the API key for a secret, or an EUnauthorized error.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, error) {
+	if secret == "" {
+		return nil, Errorf(EUnauthorized, "an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>")
+	}
+	k, err := s.Store.FindAPIKeyByHash(ctx, HashKey(secret))
+	if ErrorCode(err) == ENotFound {
+		return nil, Errorf(EUnauthorized, "the API key is invalid or revoked")
+	}
+	return k, err
+}
+
+// Outcome is a task as a call leaves it, with the account's balance.
+type Outcome struct {
+	Task    *Task
+	Balance int
+	// Replayed is set when an Idempotency-Key named an existing task.
+	Replayed bool
+}
+
+// CheckIdempotencyKey reports whether key is acceptable: 1–255 printable
+// ASCII characters.
+func CheckIdempotencyKey(key string) error {
+	if len(key) == 0 || len(key) > 255 {
+		return &Error{Code: EInvalid, Message: "Idempotency-Key must be 1 to 255 characters",
+			Fields: []FieldError{{Field: "Idempotency-Key", Code: FieldValue, Message: "must be 1 to 255 characters"}}}
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return &Error{Code: EInvalid, Message: "Idempotency-Key must be printable ASCII",
+				Fields: []FieldError{{Field: "Idempotency-Key", Code: FieldValue, Message: "must be printable ASCII"}}}
+		}
+	}
+	return nil
+}
+
+// Generate validates a request, fetches and checks its inputs, and creates
+// its task with the charge, in one transaction. A refused request stores
+// nothing and charges nothing. With an idempotency key already used by the
+// account it returns that task as it is now (or EKeyReused when the body
+// differs). It does not wait; see Wait.
+func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKey string) (*Outcome, error) {
+	if idemKey != "" {
+		if err := CheckIdempotencyKey(idemKey); err != nil {
+			return nil, err
+		}
+	}
+	req, err := s.Catalog.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	if idemKey != "" {
+		if o, err := s.replay(ctx, key.AccountID, idemKey, req.Fingerprint); o != nil || err != nil {
+			return o, err
+		}
+	}
+	cost := req.Model.Quote(req.Options)
+	acct, err := s.Store.FindAccount(ctx, key.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	if acct.Balance < cost { // checked again, atomically, when the task is created
+		return nil, insufficient(acct.Balance, cost)
+	}
+
+	now := s.now()
+	t := &Task{
+		ID: NewID(), AccountID: key.AccountID, ModelID: req.Model.ID, Type: req.Model.Type,
+		Status: StatusQueued, Prompt: req.Prompt, Options: req.Options, Inputs: map[string]string{},
+		Cost: cost, IdempotencyKey: idemKey, Fingerprint: req.Fingerprint,
+		Engine: s.engineFor(req.Model).Name(), RunAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	if term := s.reviewTerm(req.Prompt); term != "" {
+		t.Status, t.ReviewReason = StatusNeedsReview, ReviewTerms
+	}
+	if err := s.storeInputs(ctx, t, req); err != nil {
+		return nil, err
+	}
+	res, err := s.Store.CreateTask(ctx, t)
+	if err != nil || res.Existing {
+		s.deleteInputs(ctx, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Existing {
+		if res.Task.Fingerprint != req.Fingerprint {
+			return nil, keyReused(res.Task)
+		}
+		return &Outcome{Task: res.Task, Balance: res.Balance, Replayed: true}, nil
+	}
+	s.log().InfoContext(ctx, "task created", "jobId", t.ID, "model", t.ModelID, "cost", t.Cost, "status", t.Status)
+	s.Events.Kick()
+	return &Outcome{Task: res.Task, Balance: res.Balance}, nil
+}
+
+func (s *Service) replay(ctx context.Context, accountID, key, fingerprint string) (*Outcome, error) {
+	t, err := s.Store.FindTaskByIdempotencyKey(ctx, accountID, key)
+	if ErrorCode(err) == ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Fingerprint != fingerprint {
+		return nil, keyReused(t)
+	}
+	return s.outcome(ctx, t, true)
+}
+
+func keyReused(t *Task) error {
+	return &Error{Code: EKeyReused,
+		Message: "this Idempotency-Key was already used with other settings; send a fresh key for a new generation",
+		Extra:   map[string]any{"jobId": t.ID}}
+}
+
+func insufficient(balance, cost int) error {
+	return &Error{Code: EInsufficient,
+		Message: fmt.Sprintf("this generation costs %d credits; the balance is %d", cost, balance),
+		Extra:   map[string]any{"requiredCredits": cost, "remainingCredits": balance}}
+}
+
+func (s *Service) reviewTerm(prompt string) string {
+	p := strings.ToLower(prompt)
+	for _, term := range s.ReviewTerms {
+		if term = strings.ToLower(strings.TrimSpace(term)); term != "" && strings.Contains(p, term) {
+			return term
+		}
+	}
+	return ""
+}
+
+// storeInputs fetches and checks every input file, then keeps them as blobs
+// for the workers. Any bad input refuses the whole request.
+func (s *Service) storeInputs(ctx context.Context, t *Task, req *Request) error {
+	if len(req.InputURLs) == 0 {
+		return nil
+	}
+	var bad []FieldError
+	inputs := map[string]Input{}
+	for name, url := range req.InputURLs {
+		f, _ := req.Model.Field(name)
+		in, err := s.Fetcher.Fetch(ctx, url, InputKind(f.Kind))
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				return err
+			}
+			bad = append(bad, FieldError{Field: name, Code: e.Code, Message: e.Message})
+			continue
+		}
+		inputs[name] = in
+	}
+	if len(bad) > 0 {
+		return &Error{Code: EInvalid, Message: "input " + bad[0].Field + ": " + bad[0].Message, Fields: bad}
+	}
+	for name, in := range inputs {
+		key := "inputs/" + t.ID + "/" + name
+		if err := s.Blobs.Put(ctx, key, in.Data, in.ContentType); err != nil {
+			s.deleteInputs(ctx, t)
+			return fmt.Errorf("store input %s: %w", name, err)
+		}
+		t.Inputs[name] = key
+	}
+	return nil
+}
+
+func (s *Service) deleteInputs(ctx context.Context, t *Task) {
+	for _, key := range t.Inputs {
+		if err := s.Blobs.Delete(ctx, key); err != nil {
+			s.log().WarnContext(ctx, "delete input", "key", key, "err", err)
+		}
+	}
+}
+
+// engineFor picks the first configured engine among a model's routes, and
+// the sandbox when none is.
+func (s *Service) engineFor(m *Model) Engine {
+	for _, r := range m.Routes {
+		if e, ok := s.Engines[r.Engine]; ok {
+			return e
+		}
+	}
+	return s.Engines["sandbox"]
+}
+
+// EngineName returns the name of the engine that serves new tasks of m.
+func (s *Service) EngineName(m *Model) string { return s.engineFor(m).Name() }
+
+// Find returns the account's task, or ENotFound (also for other accounts'
+// tasks: their existence never leaks).
+func (s *Service) Find(ctx context.Context, accountID, id string) (*Outcome, error) {
+	t, err := s.Store.FindTask(ctx, id)
+	if err == nil && t.AccountID != accountID {
+		err = Errorf(ENotFound, "no task %s", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.outcome(ctx, t, false)
+}
+
+func (s *Service) outcome(ctx context.Context, t *Task, replayed bool) (*Outcome, error) {
+	acct, err := s.Store.FindAccount(ctx, t.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Task: t, Balance: acct.Balance, Replayed: replayed}, nil
+}
+
+// Wait waits up to d for the account's task to leave the active states and
+// returns it as it then is. It is woken by Events, not by polling; a client
+// that goes away ends the wait, not the task.
+func (s *Service) Wait(ctx context.Context, accountID, id string, d time.Duration) (*Outcome, error) {
+	ch, cancel := s.Events.Subscribe(id)
+	defer cancel()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	safety := time.NewTicker(SafetyRecheck)
+	defer safety.Stop()
+	for {
+		o, err := s.Find(ctx, accountID, id)
+		if err != nil || !o.Task.Status.Active() {
+			return o, err
+		}
+		select {
+		case <-ch:
+		case <-safety.C:
+		case <-timer.C:
+			return s.Find(ctx, accountID, id)
+		case <-ctx.Done():
+			return o, nil
+		}
+	}
+}
+
+// Advance runs the task's next step now, unless a worker holds it, and
+// returns it as it then is: POST on a statusUrl.
+func (s *Service) Advance(ctx context.Context, accountID, id string) (*Outcome, error) {
+	o, err := s.Find(ctx, accountID, id)
+	if err != nil || !o.Task.Status.Active() {
+		return o, err
+	}
+	t, err := s.Store.ClaimTask(ctx, id, s.Owner, s.now(), s.lease())
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
+		if err := s.Step(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return s.Find(ctx, accountID, id)
+}
+
+// RunNext claims the next due task and runs one step of it. It reports
+// whether there was one.
+func (s *Service) RunNext(ctx context.Context) (bool, error) {
+	t, err := s.Store.ClaimTask(ctx, "", s.Owner, s.now(), s.lease())
+	if err != nil || t == nil {
+		return false, err
+	}
+	return true, s.Step(ctx, t)
+}
+
+// Step runs one step of a task this process has claimed: submit it to its
+// engine, check on upstream work, or, for a task a crash left in
+// submitting, decide whether it may be submitted again.
+func (s *Service) Step(ctx context.Context, t *Task) error {
+	eng, ok := s.Engines[t.Engine]
+	if !ok {
+		// The engine is not configured in this process; try again later
+		// rather than fail a paid task because of a configuration change.
+		s.log().WarnContext(ctx, "engine not configured", "jobId", t.ID, "engine", t.Engine)
+		t.RunAt = s.now().Add(time.Minute)
+		return s.Store.SaveStep(ctx, t, true)
+	}
+	job, err := s.job(ctx, t)
+	if err != nil {
+		return s.retry(ctx, t, err)
+	}
+	switch t.Status {
+	case StatusSubmitting:
+		if !eng.Repeatable() {
+			return s.review(ctx, t, ReviewOutcomeUnknown,
+				"the worker stopped while submitting; the upstream may or may not have started this generation")
+		}
+		fallthrough
+	case StatusQueued:
+		t.Status = StatusSubmitting
+		if err := s.Store.SaveStep(ctx, t, false); err != nil {
+			return err
+		}
+		p, err := eng.Submit(ctx, job)
+		if err != nil && !definite(err) && !eng.Repeatable() {
+			return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
+		}
+		return s.progress(ctx, t, p, err)
+	case StatusRunning:
+		p, err := eng.Check(ctx, job, t.UpstreamID)
+		return s.progress(ctx, t, p, err)
+	}
+	return nil
+}
+
+// definite reports whether an engine error is a definite failure.
+func definite(err error) bool {
+	c := ErrorCode(err)
+	return c == EFailed || c == EInvalid
+}
+
+func (s *Service) progress(ctx context.Context, t *Task, p Progress, err error) error {
+	switch {
+	case err != nil && definite(err):
+		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, EFailed, ErrorMessage(err)
+		t.InputFault = ErrorCode(err) == EInvalid
+		return s.finish(ctx, t, t.Cost)
+	case err != nil:
+		return s.retry(ctx, t, err)
+	case len(p.Outputs) > 0:
+		return s.succeed(ctx, t, p.Outputs)
+	}
+	t.Status, t.UpstreamID = StatusRunning, p.UpstreamID
+	t.RunAt = s.now().Add(max(p.RetryAfter, 50*time.Millisecond))
+	return s.Store.SaveStep(ctx, t, true)
+}
+
+// retry schedules a step that failed ambiguously again with backoff, up to
+// MaxAttempts; then the task fails with a refund if no upstream work can
+// exist, or goes to review if it may.
+func (s *Service) retry(ctx context.Context, t *Task, cause error) error {
+	s.log().WarnContext(ctx, "task step failed", "jobId", t.ID, "status", t.Status, "attempt", t.Attempts, "err", cause)
+	limit := s.MaxAttempts
+	if limit == 0 {
+		limit = DefaultMaxAttempts
+	}
+	if t.Attempts >= limit {
+		if t.Status == StatusRunning {
+			return s.review(ctx, t, ReviewCheckFailing, "the upstream could not be asked about this generation")
+		}
+		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, EFailed, "the generation failed after repeated errors"
+		return s.finish(ctx, t, t.Cost)
+	}
+	if t.Status == StatusSubmitting {
+		t.Status = StatusQueued
+	}
+	backoff := time.Second << min(t.Attempts, 6)
+	t.RunAt = s.now().Add(backoff)
+	return s.Store.SaveStep(ctx, t, true)
+}
+
+func (s *Service) review(ctx context.Context, t *Task, reason, msg string) error {
+	s.log().WarnContext(ctx, "task needs review", "jobId", t.ID, "reason", reason)
+	t.Status, t.ReviewReason, t.ErrorMessage = StatusNeedsReview, reason, msg
+	return s.finish(ctx, t, 0)
+}
+
+func (s *Service) succeed(ctx context.Context, t *Task, outs []Output) error {
+	now := s.now()
+	t.Outputs = t.Outputs[:0]
+	for i, o := range outs {
+		// Keys are fixed per task and index, so a repeated step overwrites
+		// rather than adds files.
+		key := fmt.Sprintf("outputs/%s/%d.%s", t.ID, i, o.Ext)
+		if err := s.Blobs.Put(ctx, key, o.Data, o.ContentType); err != nil {
+			return s.retry(ctx, t, fmt.Errorf("store output: %w", err))
+		}
+		t.Outputs = append(t.Outputs, Creation{
+			ID: NewID(), AccountID: t.AccountID, TaskID: t.ID, Index: i, Key: key, Token: NewToken(),
+			ContentType: o.ContentType, Ext: o.Ext, Size: int64(len(o.Data)), CreatedAt: now,
+		})
+	}
+	t.Status = StatusSucceeded
+	return s.finish(ctx, t, 0)
+}
+
+// finish records a task's final (or review) state; a failed task gets
+// refund credits back in the same transaction.
+func (s *Service) finish(ctx context.Context, t *Task, refund int) error {
+	now := s.now()
+	t.UpdatedAt = now
+	if t.Status.Done() {
+		t.CompletedAt = now
+	}
+	if err := s.Store.FinishTask(ctx, t, refund); err != nil {
+		return err
+	}
+	if t.Status.Done() {
+		s.deleteInputs(ctx, t)
+	}
+	s.log().InfoContext(ctx, "task finished", "jobId", t.ID, "status", t.Status, "refund", refund)
+	s.Events.Publish(t.ID)
+	return nil
+}
+
+// job builds the engine's view of a task, reading its inputs back.
+func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
+	j := Job{TaskID: t.ID, ModelID: t.ModelID, Type: t.Type, Prompt: t.Prompt,
+		Options: t.Options, Inputs: map[string]Input{}, NumOutputs: 1}
+	j.AspectRatio, _ = t.Options["aspectRatio"].(string)
+	j.OutputFormat, _ = t.Options["outputFormat"].(string)
+	if n, ok := toFloat(t.Options["numOutputs"]); ok && n > 0 {
+		j.NumOutputs = int(n)
+	}
+	for name, key := range t.Inputs {
+		data, err := s.Blobs.Get(ctx, key)
+		if err != nil {
+			return j, fmt.Errorf("read input %s: %w", name, err)
+		}
+		in := Input{Data: data}
+		if m, ok := s.Catalog.Model(t.ModelID); ok {
+			if f, ok := m.Field(name); ok && f.Kind == string(KindImage) {
+				in.ContentType = sniffImage(data)
+			}
+		}
+		j.Inputs[name] = in
+	}
+	return j, nil
+}
+
+// sniffImage names the image type of data by its first bytes.
+func sniffImage(data []byte) string {
+	switch {
+	case len(data) > 8 && string(data[1:4]) == "PNG":
+		return "image/png"
+	case len(data) > 3 && data[0] == 0xff && data[1] == 0xd8:
+		return "image/jpeg"
+	case len(data) > 12 && string(data[0:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		return "image/webp"
+	case len(data) > 6 && string(data[0:3]) == "GIF":
+		return "image/gif"
+	}
+	return "application/octet-stream"
+}
+
+// Settle ends an operator's review of a task: refund returns its credits
+// and fails it; deliver lets it run (or resume polling its upstream) with
+// the charge kept.
+func (s *Service) Settle(ctx context.Context, id string, refund bool) (*Task, error) {
+	t, err := s.Store.FindTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != StatusNeedsReview {
+		return nil, Errorf(EConflict, "task %s is %s, not needs_review", id, t.Status)
+	}
+	if refund {
+		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, EFailed, "refunded after review"
+		t.LeaseToken = ""
+		err = s.finishAsOperator(ctx, t, t.Cost)
+		return t, err
+	}
+	t.Status, t.ReviewReason, t.ErrorMessage, t.LeaseToken = StatusQueued, "", "", ""
+	if t.UpstreamID != "" {
+		t.Status = StatusRunning
+	}
+	t.RunAt, t.UpdatedAt = s.now(), s.now()
+	if err := s.Store.SaveStep(ctx, t, true); err != nil {
+		return nil, err
+	}
+	s.Events.Kick()
+	return t, nil
+}
+
+func (s *Service) finishAsOperator(ctx context.Context, t *Task, refund int) error {
+	now := s.now()
+	t.UpdatedAt, t.CompletedAt = now, now
+	if err := s.Store.FinishTask(ctx, t, refund); err != nil {
+		return err
+	}
+	s.deleteInputs(ctx, t)
+	s.Events.Publish(t.ID)
+	return nil
+}
+
+// Purge deletes task records and their idempotency keys once Retention has
+// passed since they completed. Creations are kept.
+func (s *Service) Purge(ctx context.Context) (int, error) {
+	r := s.Retention
+	if r == 0 {
+		r = DefaultRetention
+	}
+	return s.Store.PurgeTasks(ctx, s.now().Add(-r))
+}

@@ -1,0 +1,77 @@
+package gengate
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists accounts, keys, the ledger, tasks and creations. Each
+// method is one transaction. internal/sqlstore implements it on SQLite and
+// PostgreSQL; the business rules stay here, the store holds the few atomic
+// statements they need.
+type Store interface {
+	// CreateAccount creates an account and grants it credits (a ledger
+	// grant entry) in one transaction.
+	CreateAccount(ctx context.Context, a *Account, credits int) error
+	CountAccounts(ctx context.Context) (int, error)
+	FindAccount(ctx context.Context, id string) (*Account, error)
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// FindAPIKeyByHash returns the unrevoked key with the hash, or an
+	// ENotFound error.
+	FindAPIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	// RevokeAPIKey revokes the key whose id or display prefix is given.
+	RevokeAPIKey(ctx context.Context, idOrPrefix string, now time.Time) error
+	// Grant adds credits (negative to take away, never below zero) with a
+	// ledger entry and returns the new balance.
+	Grant(ctx context.Context, accountID string, credits int, note string, now time.Time) (int, error)
+	// Ledger returns an account's ledger entries, oldest first.
+	Ledger(ctx context.Context, accountID string) ([]LedgerEntry, error)
+
+	// CreateTask stores a new task in one transaction: if the task has an
+	// idempotency key already used by the account it changes nothing and
+	// returns the existing task with Existing set; otherwise it debits
+	// t.Cost only if the balance covers it (an EInsufficient error with the
+	// balance otherwise), records the charge and inserts the task, which is
+	// also its queue item.
+	CreateTask(ctx context.Context, t *Task) (CreateResult, error)
+	FindTask(ctx context.Context, id string) (*Task, error)
+	FindTaskByIdempotencyKey(ctx context.Context, accountID, key string) (*Task, error)
+	// ClaimTask leases one active task whose next step is due and whose
+	// lease has run out (the task with id when id is not empty, due or
+	// not), counts the attempt, sets a fresh LeaseToken (starting with
+	// owner) and returns it; nil when there is none.
+	ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*Task, error)
+	// SaveStep writes a task's progress (status, upstream id, run time,
+	// review reason, error) if t.LeaseToken still holds its lease; release
+	// ends the lease. With an empty LeaseToken it is an operator's reopening
+	// of a needs_review task, and applies only if the task is still in
+	// review. It fails with EConflict otherwise.
+	SaveStep(ctx context.Context, t *Task, release bool) error
+	// FinishTask moves a task out of the active states, under the same
+	// lease rule as SaveStep: to succeeded with its creations, to failed
+	// with a refund of refund credits, or to needs_review. The refund ledger
+	// entry and the state change commit together.
+	FinishTask(ctx context.Context, t *Task, refund int) error
+	// ListTasks returns tasks in a status, oldest first.
+	ListTasks(ctx context.Context, status Status, limit int) ([]*Task, error)
+	// FindCreation returns the creation with the URL token.
+	FindCreation(ctx context.Context, token string) (*Creation, error)
+	// PurgeTasks deletes task records (and with them their idempotency keys)
+	// completed before the time; creations stay. It returns how many went.
+	PurgeTasks(ctx context.Context, completedBefore time.Time) (int, error)
+}
+
+// CreateResult is what CreateTask did.
+type CreateResult struct {
+	Task     *Task
+	Existing bool
+	Balance  int
+}
+
+// Blobs stores files by key: fetched inputs and finished outputs.
+// internal/blob implements it on a local directory (atomic writes).
+type Blobs interface {
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+	Get(ctx context.Context, key string) ([]byte, error)
+	Delete(ctx context.Context, key string) error
+}

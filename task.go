@@ -1,0 +1,121 @@
+package gengate
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status is a task's internal state. docs/architecture.md draws the state
+// machine:
+//
+//	queued ──► submitting ──► running ──► succeeded
+//	   │            │            │
+//	   │            ├────────────┴──────► failed (credits refunded)
+//	   │            └─► needs_review (outcome unknown; credits held)
+//	   └─► needs_review (held by review terms, before any engine runs)
+//
+// An operator settles needs_review: refund (→ failed) or deliver (→ queued
+// or running again, charge kept).
+type Status string
+
+// Task states.
+const (
+	StatusQueued      Status = "queued"
+	StatusSubmitting  Status = "submitting"
+	StatusRunning     Status = "running"
+	StatusSucceeded   Status = "succeeded"
+	StatusFailed      Status = "failed"
+	StatusNeedsReview Status = "needs_review"
+	StatusCanceled    Status = "canceled"
+)
+
+// Active reports whether a worker still has steps to run for the task.
+func (s Status) Active() bool {
+	return s == StatusQueued || s == StatusSubmitting || s == StatusRunning
+}
+
+// Done reports whether the task has reached a final state.
+func (s Status) Done() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCanceled
+}
+
+// Public is the status shown to API clients: "processing" for every
+// unfinished state, as the spec says, and the final names as they are.
+func (s Status) Public() string {
+	if s.Active() {
+		return "processing"
+	}
+	return string(s)
+}
+
+// Task is one generation request and its life. The task row is the truth:
+// it is also the queue item that workers claim.
+type Task struct {
+	ID        string
+	AccountID string
+	ModelID   string
+	Type      string
+	Status    Status
+	Prompt    string
+	// Options holds the validated options with defaults filled in.
+	Options map[string]any
+	// Inputs maps an input field to the blob key of its fetched file.
+	Inputs map[string]string
+	// Cost is what the task was charged.
+	Cost           int
+	IdempotencyKey string
+	Fingerprint    string
+	// Engine is the engine chosen when the task was created; UpstreamID
+	// names the engine's work once Submit has returned one.
+	Engine     string
+	UpstreamID string
+	// ErrorCode and ErrorMessage explain a failed task; InputFault says the
+	// caller's input was at fault (HTTP 400 rather than 500).
+	ErrorCode    string
+	ErrorMessage string
+	InputFault   bool
+	// ReviewReason says why a task waits in needs_review.
+	ReviewReason string
+	// LeaseToken identifies the claim this process holds on the task; the
+	// store refuses writes from a claim that has been superseded.
+	LeaseToken string
+	// Attempts counts claims of the task by a worker.
+	Attempts int
+	// RunAt is when the next step is due.
+	RunAt       time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	CompletedAt time.Time
+	// Outputs are the creations of a succeeded task.
+	Outputs []Creation
+}
+
+// Creation is a finished output file. Creations outlive task records.
+type Creation struct {
+	ID          string
+	AccountID   string
+	TaskID      string
+	Index       int
+	Key         string // blob key
+	Token       string // unguessable; the file's URL is /files/<token>.<ext>
+	ContentType string
+	Ext         string
+	Size        int64
+	CreatedAt   time.Time
+}
+
+// Path is the creation's URL path.
+func (c Creation) Path() string { return "/files/" + c.Token + "." + c.Ext }
+
+// Review reasons.
+const (
+	ReviewTerms          = "review_terms"
+	ReviewOutcomeUnknown = "submission_outcome_unknown"
+	ReviewCheckFailing   = "upstream_check_failing"
+)
+
+// OptionsJSON returns the task's options as JSON, for storage.
+func (t *Task) OptionsJSON() []byte { b, _ := json.Marshal(t.Options); return b }
+
+// InputsJSON returns the task's input keys as JSON, for storage.
+func (t *Task) InputsJSON() []byte { b, _ := json.Marshal(t.Inputs); return b }
