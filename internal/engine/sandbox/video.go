@@ -99,7 +99,9 @@ func newClip(job gengate.Job) (*clip, error) {
 	c.rgba = image.NewRGBA(c.base.Rect)
 	_, _, c.accent = palette(s)
 
-	scale := textScale(w)
+	// Frames are at most 144 or 192 pixels on their short side: the font at
+	// its own size, with the title doubled, fits every shape.
+	const scale = 1
 	cols := max(w/glyphW-2, 1)
 	c.title = textBlock{lines: []string{"SANDBOX"}, scale: 2 * scale, fg: color.RGBA{255, 214, 0, 255}, bg: color.RGBA{0, 0, 0, 200}}
 	lines := append([]string{"NOT AI OUTPUT"}, wrap(job.ModelID, cols, 2)...)
@@ -126,7 +128,8 @@ func (c *clip) frame(i int, dst *yuvFrame) {
 	rgbToYUV(c.rgba, dst)
 }
 
-// renderVideo makes the job's MP4.
+// renderVideo makes the job's MP4. Video is always MP4, whatever the job's
+// OutputFormat says, and always a single output.
 func renderVideo(ctx context.Context, job gengate.Job) (gengate.Output, error) {
 	c, err := newClip(job)
 	if err != nil {
