@@ -160,15 +160,17 @@ func (c *Catalog) Override(p PriceOverrides) error {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	// Check every entry before changing anything: all or nothing.
 	for _, id := range ids {
-		m, ok := c.byID[id]
-		if !ok {
+		if _, ok := c.byID[id]; !ok {
 			return fmt.Errorf("price override: unknown model %q", id)
 		}
 		if p[id] < 0 {
 			return fmt.Errorf("price override: model %q: credits must be ≥ 0", id)
 		}
-		m.Credits = p[id]
+	}
+	for _, id := range ids {
+		c.byID[id].Credits = p[id]
 	}
 	return nil
 }
@@ -201,6 +203,11 @@ func (m *Model) check() error {
 		if !ok {
 			return fmt.Errorf("multiplier for unknown option %q", opt)
 		}
+		for val, factor := range table {
+			if factor <= 0 {
+				return fmt.Errorf("multiplier %s=%s is %v; it must be > 0", opt, val, factor)
+			}
+		}
 		if f.Default != nil {
 			if _, ok := table[valueKey(f.Default)]; !ok {
 				return fmt.Errorf("multiplier table of %q has no entry for its default %v", opt, f.Default)
@@ -215,6 +222,17 @@ func (m *Model) check() error {
 		}
 		if f.Kind == KindEnum && len(f.Values) == 0 {
 			return fmt.Errorf("field %q: enum without values", f.Name)
+		}
+		if f.Default != nil && f.Kind != string(KindText) {
+			// A default must itself be a value the field accepts.
+			v := validator{}
+			def := f.Default
+			if x, ok := toFloat(def); ok && (f.Kind == KindInt || f.Kind == KindNumber) {
+				def = json.Number(strconv.FormatFloat(x, 'f', -1, 64))
+			}
+			if _, ok := v.check(f, def); !ok {
+				return fmt.Errorf("field %q: default %v is not an accepted value", f.Name, f.Default)
+			}
 		}
 	}
 	// The catalog's default credits must be what default settings cost.
@@ -265,7 +283,8 @@ func (m *Model) Quote(opts map[string]any) int {
 			}
 		}
 	}
-	// A tiny tolerance keeps 4×1.1 = 4.4000000001 from rounding up to 5.
+	// A tiny tolerance keeps floating-point noise from costing a credit:
+	// 50 × 10/6 × 1.2 is 100.00000000000001 in float64, and costs 100.
 	return int(math.Ceil(cost - 1e-9))
 }
 

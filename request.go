@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -55,14 +56,16 @@ func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, Errorf(EInvalid, "request body is not valid JSON: %s", jsonProblem(err))
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, Errorf(EInvalid, "request body has data after the JSON object")
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		return nil, Errorf(EInvalid, "request body must be a JSON object")
 	}
-	canon, _ := json.Marshal(obj) // maps marshal with sorted keys
+	// The fingerprint is taken over the canonical body: keys sorted (maps
+	// marshal that way) and null members dropped, since null means absent.
+	canon, _ := json.Marshal(dropNulls(obj))
 	sum := sha256.Sum256(canon)
 
 	v := validator{}
@@ -152,6 +155,27 @@ func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
 		return nil, v.err()
 	}
 	return req, nil
+}
+
+// dropNulls returns v without null object members, at any depth.
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			if val != nil {
+				out[k] = dropNulls(val)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = dropNulls(val)
+		}
+		return out
+	}
+	return v
 }
 
 // validator collects field errors.

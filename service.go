@@ -261,6 +261,29 @@ func (s *Service) engineFor(m *Model) Engine {
 // EngineName returns the name of the engine that serves new tasks of m.
 func (s *Service) EngineName(m *Model) string { return s.engineFor(m).Name() }
 
+// latencyHinter is an optional Engine ability: an engine whose latency
+// differs from the catalog's typical figure says so.
+type latencyHinter interface {
+	TypicalLatency(modelID string) time.Duration
+}
+
+// RetryAfter suggests when a client should poll an unfinished task again:
+// when its next step is due, or else a third of the typical latency of its
+// engine for the model, between 1 and 30 seconds.
+func (s *Service) RetryAfter(t *Task) time.Duration {
+	wait := 2 * time.Second
+	if m, ok := s.Catalog.Model(t.ModelID); ok && m.LatencySeconds > 0 {
+		wait = time.Duration(m.LatencySeconds) * time.Second / 3
+	}
+	if h, ok := s.Engines[t.Engine].(latencyHinter); ok {
+		wait = h.TypicalLatency(t.ModelID) / 3
+	}
+	if d := t.RunAt.Sub(s.now()); d > 0 {
+		wait = d
+	}
+	return min(30*time.Second, max(time.Second, wait.Round(time.Second)))
+}
+
 // Find returns the account's task, or ENotFound (also for other accounts'
 // tasks: their existence never leaks).
 func (s *Service) Find(ctx context.Context, accountID, id string) (*Outcome, error) {

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -129,18 +128,8 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 
 func statusURL(t *gengate.Task) string { return "/api/generation/jobs/" + t.ID }
 
-// retryAfter suggests when to poll: when the next step is due, or else a
-// third of the model's typical latency, between 1 and 30 seconds.
-func (a *api) retryAfter(t *gengate.Task) int {
-	secs := 2.0
-	if m, ok := a.svc.Catalog.Model(t.ModelID); ok && m.LatencySeconds > 0 {
-		secs = float64(m.LatencySeconds) / 3
-	}
-	if d := time.Until(t.RunAt); d > 0 {
-		secs = d.Seconds()
-	}
-	return int(math.Min(30, math.Max(1, math.Ceil(secs))))
-}
+// retryAfter is the Retry-After value for an unfinished task, in seconds.
+func (a *api) retryAfter(t *gengate.Task) int { return int(a.svc.RetryAfter(t) / time.Second) }
 
 // result is the spec's image (2.2) or video (2.3) result.
 func (a *api) result(r *http.Request, o *gengate.Outcome) map[string]any {

@@ -109,3 +109,7 @@ func renderImages(ctx context.Context, job gengate.Job) ([]gengate.Output, error
 	}
 	return outs, nil
 }
+
+// TypicalLatency is how long the sandbox takes for any model: its delay,
+// whatever the catalog says the real model takes. It sets Retry-After.
+func (e *Engine) TypicalLatency(modelID string) time.Duration { return e.delay }
