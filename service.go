@@ -343,7 +343,9 @@ func (s *Service) Advance(ctx context.Context, accountID, id string) (*Outcome, 
 		return nil, err
 	}
 	if t != nil {
-		if err := s.Step(ctx, t); err != nil {
+		// The step runs to its end even if the client goes away: a step cut
+		// short would leave the task to wait out its lease.
+		if err := s.Step(context.WithoutCancel(ctx), t); err != nil {
 			return nil, err
 		}
 	}

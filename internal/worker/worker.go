@@ -58,9 +58,9 @@ func loop(ctx context.Context, r Runner, events *gengate.Events, poll time.Durat
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		// Steps run with a context that outlives shutdown's signal briefly
-		// is not needed: a step cut short is retried under its lease rules.
-		did, err := r.RunNext(ctx)
+		// Shutdown stops the loop between steps, not inside one: a step cut
+		// short would leave its task waiting for the lease to run out.
+		did, err := r.RunNext(context.WithoutCancel(ctx))
 		if err != nil && ctx.Err() == nil {
 			log.Error("task step", "err", err)
 		}
