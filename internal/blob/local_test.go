@@ -1,0 +1,59 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gengate/gengate"
+)
+
+func TestLocalPutGetDelete(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Put(ctx, "outputs/task/0.png", []byte("first"), "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Put(ctx, "outputs/task/0.png", []byte("second"), "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Get(ctx, "outputs/task/0.png")
+	if err != nil || !bytes.Equal(got, []byte("second")) {
+		t.Fatalf("Get = %q, %v; want the second write", got, err)
+	}
+	// No temporary files are left beside the blob.
+	entries, _ := os.ReadDir(filepath.Join(dir, "outputs", "task"))
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %d entries, want 1: %v", len(entries), entries)
+	}
+	if err := l.Delete(ctx, "outputs/task/0.png"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Get(ctx, "outputs/task/0.png"); gengate.ErrorCode(err) != gengate.ENotFound {
+		t.Fatalf("Get after Delete: %v, want NOT_FOUND", err)
+	}
+	if err := l.Delete(ctx, "outputs/task/0.png"); err != nil {
+		t.Fatalf("second Delete: %v, want nil", err)
+	}
+}
+
+func TestLocalRefusesKeysOutsideItsDirectory(t *testing.T) {
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", `a\b`, "a/"} {
+		if err := l.Put(context.Background(), key, []byte("x"), "text/plain"); err == nil {
+			t.Errorf("Put(%q) succeeded, want an error", key)
+		}
+		if _, err := l.Get(context.Background(), key); err == nil {
+			t.Errorf("Get(%q) succeeded, want an error", key)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGenerateResults covers the 200 results of section 2.2 and 2.3: image
+// URLs that download as real images of the asked format, count and aspect
+// ratio, a video URL that downloads as an MP4, with jobId and
+// remainingCredits.
+func TestGenerateResults(t *testing.T) {
+	s := newStack(t, stackOpts{})
+	acct, key := s.account(1000)
+	balance := 1000
+
+	tests := []struct {
+		name   string
+		body   map[string]any
+		cost   int
+		format string // image format, "" for video
+		aw, ah int
+		count  int
+	}{
+		{"flux default png 1:1", map[string]any{"type": "image", "modelId": "flux", "prompt": "a red fox"},
+			4, "png", 1, 1, 1},
+		{"flux 3 jpeg 16:9", map[string]any{"type": "image", "modelId": "flux", "prompt": "a red fox",
+			"aspectRatio": "16:9", "numOutputs": 3, "outputFormat": "jpeg"}, 12, "jpeg", 16, 9, 3},
+		{"nano-banana webp 9:16", map[string]any{"type": "image", "modelId": "nano-banana", "prompt": "a lighthouse",
+			"aspectRatio": "9:16", "outputFormat": "webp"}, 4, "webp", 9, 16, 1},
+		{"flux-schnell 2 png 4:3", map[string]any{"type": "image", "modelId": "flux-schnell", "prompt": "hills",
+			"aspectRatio": "4:3", "numOutputs": 2}, 4, "png", 4, 3, 2},
+		{"kling video", map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "waves at night", "inputs": map[string]any{}},
+			9, "", 16, 9, 1},
+		{"wan t2v video", map[string]any{"type": "video", "modelId": "wan-2-5-t2v", "prompt": "a paper boat", "aspectRatio": "9:16"},
+			9, "", 9, 16, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.generate(key, tc.body, nil)
+			wantStatus(t, r, http.StatusOK)
+			balance -= tc.cost
+			if got := r.num("remainingCredits"); got != balance {
+				t.Errorf("remainingCredits %d, want %d", got, balance)
+			}
+			if got := s.balance(acct); got != balance {
+				t.Errorf("balance %d, want %d", got, balance)
+			}
+			id := r.str("jobId")
+			if !isUUID(id) {
+				t.Fatalf("jobId %q is not a UUID", id)
+			}
+			if !strings.Contains(r.Header.Get("Vary"), "Prefer") {
+				t.Errorf("Vary %q lacks Prefer", r.Header.Get("Vary"))
+			}
+			if tc.format == "" {
+				if _, ok := r.JSON["images"]; ok {
+					t.Errorf("video result has images: %s", r.Body)
+				}
+				wantVideo(t, r.str("video"))
+			} else {
+				if _, ok := r.JSON["video"]; ok {
+					t.Errorf("image result has video: %s", r.Body)
+				}
+				urls := images(t, r)
+				if len(urls) != tc.count {
+					t.Fatalf("%d images, want %d", len(urls), tc.count)
+				}
+				seen := map[string]bool{}
+				for _, u := range urls {
+					if seen[u] {
+						t.Errorf("image URL %s listed twice", u)
+					}
+					seen[u] = true
+					wantImage(t, u, tc.format, tc.aw, tc.ah)
+				}
+			}
+			// The task record agrees.
+			g := s.do(call{Method: "GET", Path: jobPath(id), Key: key})
+			wantStatus(t, g, http.StatusOK)
+			if g.str("status") != "succeeded" || g.num("cost") != tc.cost {
+				t.Errorf("GET %s: %s", id, g.Body)
+			}
+		})
+	}
+	entries := s.ledgerCheck(acct)
+	if n := len(charges(entries, "charge")); n != len(tests) {
+		t.Errorf("%d charged tasks, want %d", n, len(tests))
+	}
+}
+
+// TestGenerateInputImage sends an input image as a data: URL and, with
+// private inputs allowed, from a real HTTP server; both generate.
+func TestGenerateInputImage(t *testing.T) {
+	png := testPNG(t, 64, 48)
+	img := serveBytes(t, "image/png", png)
+	s := newStack(t, stackOpts{allowPrivate: true})
+	_, key := s.account(100)
+	for _, url := range []string{dataURL("image/png", png), img.URL + "/x.png"} {
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "photo-restoration", "imageUrl": url}, nil)
+		wantStatus(t, r, http.StatusOK)
+		urls := images(t, r)
+		if len(urls) != 1 {
+			t.Fatalf("%d images, want 1", len(urls))
+		}
+		wantImage(t, urls[0], "png", 4, 3)
+	}
+	// Inputs are deleted once the task is done; only the outputs stay.
+	if n := s.fileCount(); n != 2 {
+		t.Errorf("%d files stored, want the 2 outputs", n)
+	}
+}
+
+// TestRespondAsync: Prefer: respond-async answers 202 at once with the task,
+// its Location, Retry-After, Preference-Applied and Vary: Prefer.
+func TestRespondAsync(t *testing.T) {
+	s := newStack(t, stackOpts{sandboxDelay: 2 * time.Second})
+	acct, key := s.account(100)
+	start := time.Now()
+	r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, async)
+	id := wantAccepted(t, r)
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("respond-async took %s", el)
+	}
+	if got := r.Header.Get("Preference-Applied"); got != "respond-async" {
+		t.Errorf("Preference-Applied %q, want respond-async", got)
+	}
+	if !strings.Contains(r.Header.Get("Vary"), "Prefer") {
+		t.Errorf("Vary %q lacks Prefer", r.Header.Get("Vary"))
+	}
+	if got := s.balance(acct); got != 96 {
+		t.Errorf("balance %d after accepting, want 96 (charged at acceptance)", got)
+	}
+	// The workers finish it; then POST returns the result.
+	s.waitDone(acct, id)
+	p := s.do(call{Method: "POST", Path: jobPath(id), Key: key})
+	wantStatus(t, p, http.StatusOK)
+	if p.str("jobId") != id || p.num("remainingCredits") != 96 || len(images(t, p)) != 1 {
+		t.Errorf("POST statusUrl: %s", p.Body)
+	}
+}
+
+// waitDone waits, woken by the service's events, until the task has left
+// the active states.
+func (s *stack) waitDone(accountID, id string) {
+	s.t.Helper()
+	o, err := s.svc.Wait(context.Background(), accountID, id, time.Minute)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if o.Task.Status.Active() {
+		s.t.Fatalf("task %s still %s after a minute", id, o.Task.Status)
+	}
+}
+
+// TestPreferWait: Prefer: wait=0 answers at once; wait=N waits up to N
+// seconds, capped by the sync limit.
+func TestPreferWait(t *testing.T) {
+	t.Run("wait=0", func(t *testing.T) {
+		s := newStack(t, stackOpts{})
+		_, key := s.account(100)
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=0"})
+		wantAccepted(t, r)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=0" {
+			t.Errorf("Preference-Applied %q, want wait=0", got)
+		}
+	})
+	t.Run("wait=5 fast task", func(t *testing.T) {
+		s := newStack(t, stackOpts{sandboxDelay: 200 * time.Millisecond})
+		_, key := s.account(100)
+		start := time.Now()
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=5"})
+		wantStatus(t, r, http.StatusOK)
+		if el := time.Since(start); el < 200*time.Millisecond {
+			t.Errorf("answered in %s, before the task could finish", el)
+		}
+		if got := r.Header.Get("Preference-Applied"); got != "wait=5" {
+			t.Errorf("Preference-Applied %q, want wait=5", got)
+		}
+	})
+	t.Run("wait=1 slow task", func(t *testing.T) {
+		s := newStack(t, stackOpts{sandboxDelay: 3 * time.Second})
+		_, key := s.account(100)
+		start := time.Now()
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=1"})
+		wantAccepted(t, r)
+		if el := time.Since(start); el < time.Second || el > 2500*time.Millisecond {
+			t.Errorf("answered after %s, want about 1s", el)
+		}
+	})
+	t.Run("wait capped by sync limit", func(t *testing.T) {
+		s := newStack(t, stackOpts{sandboxDelay: 3 * time.Second, syncWait: 300 * time.Millisecond})
+		_, key := s.account(100)
+		start := time.Now()
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=100"})
+		wantAccepted(t, r)
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("answered after %s; the sync limit is 300ms", el)
+		}
+	})
+}
+
+// TestSyncWait: without Prefer the call waits up to the sync limit: 200
+// when the task is faster, 202 when it is slower.
+func TestSyncWait(t *testing.T) {
+	t.Run("slower than the wait", func(t *testing.T) {
+		s := newStack(t, stackOpts{sandboxDelay: 2 * time.Second, syncWait: 200 * time.Millisecond})
+		acct, key := s.account(100)
+		start := time.Now()
+		r := s.generate(key, map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "x"}, nil)
+		el := time.Since(start)
+		id := wantAccepted(t, r)
+		if el < 200*time.Millisecond || el > 1500*time.Millisecond {
+			t.Errorf("answered after %s, want about 200ms", el)
+		}
+		if r.Header.Get("Preference-Applied") != "" {
+			t.Errorf("Preference-Applied %q without Prefer", r.Header.Get("Preference-Applied"))
+		}
+		s.waitDone(acct, id)
+		p := s.do(call{Method: "POST", Path: jobPath(id), Key: key})
+		wantStatus(t, p, http.StatusOK)
+		wantVideo(t, p.str("video"))
+		if p.num("remainingCredits") != 91 {
+			t.Errorf("remainingCredits %d, want 91", p.num("remainingCredits"))
+		}
+	})
+	t.Run("faster than the wait", func(t *testing.T) {
+		s := newStack(t, stackOpts{sandboxDelay: 300 * time.Millisecond, syncWait: 20 * time.Second})
+		_, key := s.account(100)
+		start := time.Now()
+		r := s.generate(key, map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "x"}, nil)
+		wantStatus(t, r, http.StatusOK)
+		if el := time.Since(start); el < 300*time.Millisecond {
+			t.Errorf("answered after %s, before the task could finish", el)
+		}
+		wantVideo(t, r.str("video"))
+	})
+}
