@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"encoding/base64"
 	"image"
+	"image/color"
 	_ "image/jpeg" // decoders for the outputs the tests download
-	_ "image/png"
+	"image/png"
 	"io"
 	"log/slog"
 	"math"
@@ -463,4 +465,35 @@ func forEachDialect(t *testing.T, f func(t *testing.T, dialect string)) {
 	for _, d := range sqltest.Dialects {
 		t.Run(d, func(t *testing.T) { f(t, d) })
 	}
+}
+
+// testPNG returns a real w×h PNG.
+func testPNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x * 4), uint8(y * 4), 128, 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func dataURL(contentType string, data []byte) string {
+	return "data:" + contentType + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+// serveBytes runs a loopback HTTP server answering every request with data.
+func serveBytes(t *testing.T, contentType string, data []byte) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
