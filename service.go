@@ -419,7 +419,10 @@ func (s *Service) progress(ctx context.Context, t *Task, p Progress, err error) 
 	case len(p.Outputs) > 0:
 		return s.succeed(ctx, t, p.Outputs)
 	}
-	t.Status, t.UpstreamID = StatusRunning, p.UpstreamID
+	t.Status = StatusRunning
+	if p.UpstreamID != "" {
+		t.UpstreamID = p.UpstreamID
+	}
 	t.RunAt = s.now().Add(max(p.RetryAfter, 50*time.Millisecond))
 	return s.Store.SaveStep(ctx, t, true)
 }

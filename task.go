@@ -1,9 +1,6 @@
 package gengate
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Status is a task's internal state. docs/architecture.md draws the state
 // machine:
@@ -113,9 +110,3 @@ const (
 	ReviewOutcomeUnknown = "submission_outcome_unknown"
 	ReviewCheckFailing   = "upstream_check_failing"
 )
-
-// OptionsJSON returns the task's options as JSON, for storage.
-func (t *Task) OptionsJSON() []byte { b, _ := json.Marshal(t.Options); return b }
-
-// InputsJSON returns the task's input keys as JSON, for storage.
-func (t *Task) InputsJSON() []byte { b, _ := json.Marshal(t.Inputs); return b }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +47,25 @@ func scanTask(row scanner) (*gengate.Task, error) {
 	return t, nil
 }
 
+// encodeOptions is the stored form of a task's options: JSON in which a
+// float64 always has a fraction or an exponent ("2.0", not "2"), so that
+// normalizeOptions can tell it from an int64 when it reads it back.
+func encodeOptions(opts map[string]any) (string, error) {
+	if opts == nil {
+		return "null", nil
+	}
+	out := make(map[string]any, len(opts))
+	for k, v := range opts {
+		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1e21 {
+			// encoding/json writes such floats without a fraction.
+			v = json.RawMessage(strconv.FormatFloat(f, 'f', 1, 64))
+		}
+		out[k] = v
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
+}
+
 // normalizeOptions gives stored numbers back the types Job.Options promises:
 // int64 for whole numbers, float64 otherwise.
 func normalizeOptions(opts map[string]any) {
@@ -78,23 +99,51 @@ func boolInt(b bool) int {
 // idempotency key already names; see gengate.Store.
 func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateResult, error) {
 	var res gengate.CreateResult
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if t.IdempotencyKey != "" {
-			existing, err := s.findTaskByKey(ctx, tx, t.AccountID, t.IdempotencyKey)
+	options, err := encodeOptions(t.Options)
+	if err != nil {
+		return res, fmt.Errorf("task %s options: %w", t.ID, err)
+	}
+	inputs, err := json.Marshal(t.Inputs)
+	if err != nil {
+		return res, fmt.Errorf("task %s inputs: %w", t.ID, err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		// existing reports whether the idempotency key already names a
+		// task, and makes that task, with its outputs, the result.
+		existing := func() (bool, error) {
+			if t.IdempotencyKey == "" {
+				return false, nil
+			}
+			found, err := s.findTaskByKey(ctx, tx, t.AccountID, t.IdempotencyKey)
+			if gengate.ErrorCode(err) == gengate.ENotFound {
+				return false, nil
+			}
 			if err == nil {
-				res.Task, res.Existing = existing, true
-				res.Balance, err = s.findAccountTx(ctx, tx, t.AccountID)
-				return err
+				err = s.loadOutputs(ctx, tx, found)
 			}
-			if gengate.ErrorCode(err) != gengate.ENotFound {
-				return err
+			if err != nil {
+				return false, err
 			}
+			res.Task, res.Existing = found, true
+			res.Balance, err = s.findAccountTx(ctx, tx, t.AccountID)
+			return true, err
+		}
+		if ok, err := existing(); ok || err != nil {
+			return err
 		}
 		// The conditional debit: the balance never goes below zero, however
 		// many requests race for it.
 		err := tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance >= $1 RETURNING balance`,
 			t.Cost, t.AccountID).Scan(&res.Balance)
 		if errors.Is(err, sql.ErrNoRows) {
+			// On PostgreSQL a request with the same key may have committed
+			// its task, spending the balance, while this debit waited for
+			// the account row: then the key names that task, and this is
+			// no refusal. A new statement's snapshot (READ COMMITTED)
+			// sees it.
+			if ok, err := existing(); ok || err != nil {
+				return err
+			}
 			balance, ferr := s.findAccountTx(ctx, tx, t.AccountID)
 			if ferr != nil {
 				return ferr
@@ -109,7 +158,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
 			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, string(t.OptionsJSON()), string(t.InputsJSON()), t.Cost,
+			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
 			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt))
 		if err != nil {
 			return err

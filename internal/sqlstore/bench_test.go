@@ -1,0 +1,56 @@
+package sqlstore_test
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/sqlstore/sqltest"
+)
+
+// BenchmarkCreateTask measures CreateTask (debit, charge, task row) with
+// parallel callers on one account.
+func BenchmarkCreateTask(b *testing.B) {
+	for _, d := range sqltest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			s := sqltest.Open(b, d)
+			a := newAccount(b, s, 1<<40)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.CreateTask(b.Context(), newTask(a.ID, 1)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+		})
+	}
+}
+
+// BenchmarkCreateTaskAccounts spreads the callers over many accounts, so
+// that PostgreSQL's row locks do not serialize them.
+func BenchmarkCreateTaskAccounts(b *testing.B) {
+	for _, d := range sqltest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			s := sqltest.Open(b, d)
+			accounts := make([]*gengate.Account, 64)
+			for i := range accounts {
+				accounts[i] = newAccount(b, s, 1<<40)
+			}
+			var next atomic.Int64
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				a := accounts[int(next.Add(1))%len(accounts)]
+				for pb.Next() {
+					if _, err := s.CreateTask(b.Context(), newTask(a.ID, 1)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+		})
+	}
+}
