@@ -88,14 +88,14 @@ func (m *Model) Varies() bool {
 	return m.Pricing.Unit != PerRequest || len(m.Pricing.Multipliers) > 0
 }
 
+// Fields returns the model's inputs followed by its options.
+func (m *Model) Fields() []Field {
+	return append(append(make([]Field, 0, len(m.Inputs)+len(m.Options)), m.Inputs...), m.Options...)
+}
+
 // Field returns the input or option named name.
 func (m *Model) Field(name string) (Field, bool) {
-	for _, f := range m.Inputs {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	for _, f := range m.Options {
+	for _, f := range m.Fields() {
 		if f.Name == name {
 			return f, true
 		}
@@ -133,7 +133,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		}
 		c.byID[m.ID] = m
 		c.models = append(c.models, m)
-		for _, f := range append(append([]Field{}, m.Inputs...), m.Options...) {
+		for _, f := range m.Fields() {
 			c.fields[f.Name] = true
 		}
 	}
@@ -214,7 +214,7 @@ func (m *Model) check() error {
 			}
 		}
 	}
-	for _, f := range append(append([]Field{}, m.Inputs...), m.Options...) {
+	for _, f := range m.Fields() {
 		switch f.Kind {
 		case string(KindText), string(KindImage), string(KindVideo), KindEnum, KindInt, KindNumber, KindBool:
 		default:

@@ -159,7 +159,7 @@ func TestCatalogRequiredInputs(t *testing.T) {
 			sort.Strings(want)
 			want = slices.Compact(want)
 			var got []string
-			for _, f := range append(append([]Field{}, m.Inputs...), m.Options...) {
+			for _, f := range m.Fields() {
 				if f.Required {
 					got = append(got, f.Name)
 				}
@@ -183,7 +183,7 @@ func TestCatalogFields(t *testing.T) {
 	c := testCatalog(t)
 	for _, m := range c.Models() {
 		t.Run(m.ID, func(t *testing.T) {
-			for _, f := range append(append([]Field{}, m.Inputs...), m.Options...) {
+			for _, f := range m.Fields() {
 				checkField(t, f)
 			}
 			ar, hasAR := m.Field("aspectRatio")
@@ -441,7 +441,7 @@ const (
 // fields; fields named "inputs.x" go into the inputs object.
 func minimalBody(m *Model) map[string]any {
 	body := map[string]any{"type": m.Type, "modelId": m.ID}
-	for _, f := range append(append([]Field{}, m.Inputs...), m.Options...) {
+	for _, f := range m.Fields() {
 		if !f.Required {
 			continue
 		}

@@ -141,7 +141,7 @@ func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
 			req.Options[name] = val
 		}
 	}
-	for _, f := range append(append([]Field{}, m.Inputs...), m.Options...) {
+	for _, f := range m.Fields() {
 		if _, given := fields[f.Name]; given {
 			continue
 		}
