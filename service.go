@@ -374,18 +374,16 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		t.RunAt = s.now().Add(time.Minute)
 		return s.Store.SaveStep(ctx, t, true)
 	}
+	if t.Status == StatusSubmitting && !eng.Repeatable() {
+		return s.review(ctx, t, ReviewOutcomeUnknown,
+			"the worker stopped while submitting; the upstream may or may not have started this generation")
+	}
 	job, err := s.job(ctx, t)
 	if err != nil {
 		return s.retry(ctx, t, err)
 	}
 	switch t.Status {
-	case StatusSubmitting:
-		if !eng.Repeatable() {
-			return s.review(ctx, t, ReviewOutcomeUnknown,
-				"the worker stopped while submitting; the upstream may or may not have started this generation")
-		}
-		fallthrough
-	case StatusQueued:
+	case StatusSubmitting, StatusQueued:
 		t.Status = StatusSubmitting
 		if err := s.Store.SaveStep(ctx, t, false); err != nil {
 			return err
@@ -419,7 +417,7 @@ func (s *Service) progress(ctx context.Context, t *Task, p Progress, err error) 
 	case len(p.Outputs) > 0:
 		return s.succeed(ctx, t, p.Outputs)
 	}
-	t.Status = StatusRunning
+	t.Status, t.Attempts = StatusRunning, 0 // progress: retries count afresh
 	if p.UpstreamID != "" {
 		t.UpstreamID = p.UpstreamID
 	}
@@ -465,6 +463,12 @@ func (s *Service) succeed(ctx context.Context, t *Task, outs []Output) error {
 		// rather than adds files.
 		key := fmt.Sprintf("outputs/%s/%d.%s", t.ID, i, o.Ext)
 		if err := s.Blobs.Put(ctx, key, o.Data, o.ContentType); err != nil {
+			if t.Status == StatusSubmitting && !s.Engines[t.Engine].Repeatable() {
+				// Retrying would submit the paid work again; the outputs
+				// existed, so an operator can look for them.
+				s.log().ErrorContext(ctx, "store output", "jobId", t.ID, "err", err)
+				return s.review(ctx, t, ReviewOutputsLost, "the outputs arrived but could not be stored")
+			}
 			return s.retry(ctx, t, fmt.Errorf("store output: %w", err))
 		}
 		t.Outputs = append(t.Outputs, Creation{
@@ -552,7 +556,7 @@ func (s *Service) Settle(ctx context.Context, id string, refund bool) (*Task, er
 		err = s.finishAsOperator(ctx, t, t.Cost)
 		return t, err
 	}
-	t.Status, t.ReviewReason, t.ErrorMessage, t.LeaseToken = StatusQueued, "", "", ""
+	t.Status, t.ReviewReason, t.ErrorMessage, t.LeaseToken, t.Attempts = StatusQueued, "", "", "", 0
 	if t.UpstreamID != "" {
 		t.Status = StatusRunning
 	}

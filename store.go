@@ -42,7 +42,7 @@ type Store interface {
 	// owner) and returns it; nil when there is none.
 	ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*Task, error)
 	// SaveStep writes a task's progress (status, upstream id, run time,
-	// review reason, error) if t.LeaseToken still holds its lease; release
+	// attempts, review reason, error) if t.LeaseToken still holds its lease; release
 	// ends the lease. With an empty LeaseToken it is an operator's reopening
 	// of a needs_review task, and applies only if the task is still in
 	// review. It fails with EConflict otherwise.

@@ -76,7 +76,8 @@ type Task struct {
 	// LeaseToken identifies the claim this process holds on the task; the
 	// store refuses writes from a claim that has been superseded.
 	LeaseToken string
-	// Attempts counts claims of the task by a worker.
+	// Attempts counts the claims of the task since its last step that made
+	// progress; it bounds retries of a step that keeps failing.
 	Attempts int
 	// RunAt is when the next step is due.
 	RunAt       time.Time
@@ -109,4 +110,5 @@ const (
 	ReviewTerms          = "review_terms"
 	ReviewOutcomeUnknown = "submission_outcome_unknown"
 	ReviewCheckFailing   = "upstream_check_failing"
+	ReviewOutputsLost    = "outputs_not_stored"
 )

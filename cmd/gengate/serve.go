@@ -107,10 +107,12 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	if err != nil {
 		return err
 	}
+	drain := make(chan struct{})
 	handler := httpapi.New(svc, httpapi.Config{
 		PublicURL: cfg.PublicURL,
 		MaxBody:   cfg.MaxBody,
 		Ready:     func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
+		Drain:     drain,
 	}, log)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())
@@ -121,6 +123,8 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		return err
 	case <-ctx.Done():
 	}
+	// Requests waiting for results answer 202 now; their tasks go on.
+	close(drain)
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {

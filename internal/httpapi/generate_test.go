@@ -13,6 +13,7 @@ import (
 // ratio, a video URL that downloads as an MP4, with jobId and
 // remainingCredits.
 func TestGenerateResults(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, stackOpts{})
 	acct, key := s.account(1000)
 	balance := 1000
@@ -95,6 +96,7 @@ func TestGenerateResults(t *testing.T) {
 // TestGenerateInputImage sends an input image as a data: URL and, with
 // private inputs allowed, from a real HTTP server; both generate.
 func TestGenerateInputImage(t *testing.T) {
+	t.Parallel()
 	png := testPNG(t, 64, 48)
 	img := serveBytes(t, "image/png", png)
 	s := newStack(t, stackOpts{allowPrivate: true})
@@ -168,6 +170,16 @@ func TestPreferWait(t *testing.T) {
 			t.Errorf("Preference-Applied %q, want wait=0", got)
 		}
 	})
+	t.Run("wait=0 under a sub-second sync limit", func(t *testing.T) {
+		s := newStack(t, stackOpts{noWorkers: true, syncWait: 900 * time.Millisecond})
+		_, key := s.account(100)
+		start := time.Now()
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=0"})
+		wantAccepted(t, r)
+		if el := time.Since(start); el > 600*time.Millisecond {
+			t.Errorf("wait=0 answered after %s", el)
+		}
+	})
 	t.Run("wait=5 fast task", func(t *testing.T) {
 		s := newStack(t, stackOpts{sandboxDelay: 200 * time.Millisecond})
 		_, key := s.account(100)
@@ -189,6 +201,15 @@ func TestPreferWait(t *testing.T) {
 		wantAccepted(t, r)
 		if el := time.Since(start); el < time.Second || el > 2500*time.Millisecond {
 			t.Errorf("answered after %s, want about 1s", el)
+		}
+	})
+	t.Run("huge wait capped by sync limit", func(t *testing.T) {
+		s := newStack(t, stackOpts{sandboxDelay: 200 * time.Millisecond, syncWait: 20 * time.Second})
+		_, key := s.account(100)
+		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=18446744073"})
+		wantStatus(t, r, http.StatusOK)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=20" {
+			t.Errorf("Preference-Applied %q, want wait=20", got)
 		}
 	})
 	t.Run("wait capped by sync limit", func(t *testing.T) {

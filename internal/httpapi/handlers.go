@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -50,7 +51,9 @@ func (a *api) handleGenerate() http.Handler {
 			wait = 0
 			applied = append(applied, "respond-async")
 		case pref.wait >= 0:
-			wait = min(wait, time.Duration(pref.wait)*time.Second)
+			if pref.wait <= int(wait/time.Second) { // compared in seconds: no overflow
+				wait = time.Duration(pref.wait) * time.Second
+			}
 			applied = append(applied, "wait="+strconv.Itoa(int(wait/time.Second)))
 			if pref.async {
 				applied = append(applied, "respond-async")
@@ -60,14 +63,39 @@ func (a *api) handleGenerate() http.Handler {
 			w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
 		}
 		if wait > 0 && o.Task.Status.Active() {
-			o, err = a.svc.Wait(r.Context(), key.AccountID, o.Task.ID, wait)
+			ctx, stop := a.waitContext(r)
+			waited, err := a.svc.Wait(ctx, key.AccountID, o.Task.ID, wait)
+			if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+				// The server is draining: answer with the task as it is.
+				waited, err = a.svc.Find(r.Context(), key.AccountID, o.Task.ID)
+			}
+			stop()
 			if err != nil {
 				writeError(w, r, a.log, err)
 				return
 			}
+			o = waited
 		}
 		a.writeOutcome(w, r, o)
 	})
+}
+
+// waitContext is the context a request waits for its task in: the
+// request's own, ended early when the server drains, so that a shutdown
+// answers waiting requests with 202 and their tasks rather than holding
+// them to its timeout.
+func (a *api) waitContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	if a.cfg.Drain != nil {
+		go func() {
+			select {
+			case <-a.cfg.Drain:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // prefer holds the Prefer preferences gengate honours (RFC 7240); others
@@ -111,7 +139,7 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 	case t.Status == gengate.StatusNeedsReview:
 		writeError(w, r, a.log, &gengate.Error{Code: gengate.ENeedsReview,
 			Message: "this generation needs manual review; contact support and do not submit another task for it",
-			Extra:   map[string]any{"jobId": t.ID, "status": t.Status.Public(), "remainingCredits": o.Balance}})
+			Extra:   map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "remainingCredits": o.Balance}})
 	default:
 		status := http.StatusInternalServerError
 		if t.InputFault {
@@ -122,7 +150,7 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 			refunded = t.Cost
 		}
 		writeProblem(w, r, status, &gengate.Error{Code: gengate.EFailed, Message: "the generation failed: " + t.ErrorMessage,
-			Extra: map[string]any{"jobId": t.ID, "status": t.Status.Public(), "creditsRefunded": refunded, "remainingCredits": o.Balance}})
+			Extra: map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "creditsRefunded": refunded, "remainingCredits": o.Balance}})
 	}
 }
 

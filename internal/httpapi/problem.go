@@ -61,7 +61,11 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, e *gengate
 	b, _ := json.Marshal(p)
 	_ = json.Unmarshal(b, &body)
 	for k, v := range e.Extra {
-		body[k] = v
+		// Extension members never replace the RFC 9457 ones: "status" is
+		// the HTTP status code, whatever an error's extras say.
+		if _, std := body[k]; !std {
+			body[k] = v
+		}
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -25,6 +25,10 @@ type Config struct {
 	MaxBody int64
 	// Ready reports whether the service can take requests (/readyz).
 	Ready func(ctx context.Context) error
+	// Drain, once closed, ends the waits of generate calls: they answer at
+	// once with their tasks (202), which go on. The server closes it when it
+	// shuts down. Nil never drains.
+	Drain <-chan struct{}
 }
 
 // DefaultMaxBody is the largest request body accepted.

@@ -3,9 +3,9 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"encoding/base64"
 	"image"
 	"image/color"
 	_ "image/jpeg" // decoders for the outputs the tests download
@@ -38,7 +38,7 @@ type stackOpts struct {
 	dialect      string        // "sqlite" (default) or "postgres"
 	noWorkers    bool          // do not run worker.Run: only POST statusUrl advances tasks
 	sandboxDelay time.Duration // latency of the sandbox engine
-	syncWait     time.Duration // Service.SyncWait; default 30s
+	syncWait     time.Duration // Service.SyncWait; default 2m (slow machines under -race)
 	reviewTerms  []string
 	allowPrivate bool // fetch inputs from loopback too
 }
@@ -60,7 +60,7 @@ func newStack(t *testing.T, o stackOpts) *stack {
 		o.dialect = "sqlite"
 	}
 	if o.syncWait == 0 {
-		o.syncWait = 30 * time.Second
+		o.syncWait = 2 * time.Minute
 	}
 	store := sqltest.Open(t, o.dialect)
 	files := filepath.Join(t.TempDir(), "files")
@@ -222,7 +222,7 @@ type call struct {
 	Header map[string]string
 }
 
-var client = &http.Client{Timeout: 2 * time.Minute}
+var client = &http.Client{Timeout: 3 * time.Minute}
 
 func (s *stack) send(c call) (response, error) {
 	var body io.Reader
@@ -443,18 +443,6 @@ func wantVideo(t *testing.T, url string) {
 	}
 	if ct != "video/mp4" {
 		t.Errorf("%s Content-Type %q, want video/mp4", url, ct)
-	}
-}
-
-// waitFor polls cond every 20ms until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

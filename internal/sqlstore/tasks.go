@@ -275,13 +275,13 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 }
 
 // leaseGuard is the WHERE clause that fences writes: the claim that holds
-// the lease (its token is parameter $11), or an operator acting on a task
+// the lease (its token is parameter $12), or an operator acting on a task
 // in review.
 func leaseGuard(t *gengate.Task) (string, []any) {
 	if t.LeaseToken == "" {
 		return `status = 'needs_review'`, nil
 	}
-	return `lease_token = $11 AND status IN ` + active, []any{t.LeaseToken}
+	return `lease_token = $12 AND status IN ` + active, []any{t.LeaseToken}
 }
 
 // SaveStep records an active task's progress under its lease.
@@ -299,9 +299,9 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 
 func (s *DB) update(ctx context.Context, tx *sql.Tx, t *gengate.Task, release bool) error {
 	guard, guardArgs := leaseGuard(t)
-	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason, ms(t.UpdatedAt), ms(t.CompletedAt), t.ID}
+	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason, ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts}
 	set := `status = $1, upstream_id = $2, run_at = $3, error_code = $4, error_message = $5, input_fault = $6,
-		review_reason = $7, updated_at = $8, completed_at = $9`
+		review_reason = $7, updated_at = $8, completed_at = $9, attempts = $11`
 	if release {
 		set += `, lease_token = '', lease_until = 0`
 	}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// noEnv is a getenv that sees no GENGATE_* variables, so that the
+// environment of the test run cannot change the flags.
+func noEnv(string) string { return "" }
+
+// startLines reads r line by line into a channel, closed at EOF.
+func startLines(r io.Reader) <-chan string {
+	ch := make(chan string, 100)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+// banner is what a starting server prints: the first-start account and key
+// (when the database was empty) and the address it listens on.
+type banner struct {
+	account string
+	key     string
+	base    string // http://127.0.0.1:port
+}
+
+// readBanner reads lines until the "listening" line, or fails after d.
+func readBanner(t *testing.T, lines <-chan string, d time.Duration, onFail func() string) banner {
+	t.Helper()
+	var b banner
+	timeout := time.After(d)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("server output ended before it listened; %s", onFail())
+			}
+			if rest, ok := strings.CutPrefix(line, "Created account "); ok {
+				b.account, _, _ = strings.Cut(rest, " ")
+			}
+			if strings.HasPrefix(line, "gg_live_") {
+				b.key = line
+			}
+			if rest, ok := strings.CutPrefix(line, "gengate listening on "); ok {
+				b.base = rest
+				return b
+			}
+		case <-timeout:
+			t.Fatalf("server did not listen within %s; %s", d, onFail())
+		}
+	}
+}
+
+// httpResult is an API response read whole.
+type httpResult struct {
+	status int
+	header http.Header
+	body   []byte
+	json   map[string]any
+}
+
+func (r httpResult) str(name string) string { s, _ := r.json[name].(string); return s }
+
+func (r httpResult) num(name string) int {
+	f, ok := r.json[name].(float64)
+	if !ok {
+		return -1
+	}
+	return int(f)
+}
+
+var client = &http.Client{Timeout: time.Minute}
+
+// api sends one request to a running server. body nil sends none.
+func api(base, method, path, key string, body any, header map[string]string) (httpResult, error) {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return httpResult{}, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		return httpResult{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return httpResult{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return httpResult{}, err
+	}
+	r := httpResult{status: resp.StatusCode, header: resp.Header, body: data}
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		if err := json.Unmarshal(data, &r.json); err != nil {
+			return r, fmt.Errorf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return r, nil
+}
+
+func mustAPI(t *testing.T, base, method, path, key string, body any, header map[string]string) httpResult {
+	t.Helper()
+	r, err := api(base, method, path, key, body, header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func wantCode(t *testing.T, r httpResult, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+}
+
+// download fetches an output URL and returns its bytes.
+func download(url string) ([]byte, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, data)
+	}
+	return data, nil
+}
+
+// isMedia reports whether data starts like a PNG, JPEG, WebP or MP4 file.
+func isMedia(data []byte) bool {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(data, []byte("\xff\xd8\xff")):
+		return true
+	case len(data) > 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		return true
+	case len(data) > 8 && string(data[4:8]) == "ftyp":
+		return true
+	}
+	return false
+}
+
+// outputURLs returns the output URLs of a 200 result.
+func outputURLs(r httpResult) []string {
+	if v := r.str("video"); v != "" {
+		return []string{v}
+	}
+	raw, _ := r.json["images"].([]any)
+	var urls []string
+	for _, u := range raw {
+		s, _ := u.(string)
+		urls = append(urls, s)
+	}
+	return urls
+}
+
+// poll checks cond every tick until it holds or d passes; for waiting on a
+// server that runs on its own.
+func poll(t *testing.T, d, tick time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		<-time.After(tick)
+	}
+}
