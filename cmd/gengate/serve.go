@@ -66,8 +66,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Owner:       fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
 		Lease:       cfg.TaskLease,
 	}
-	if err := firstStart(ctx, store, stdout); err != nil {
-		return err
+	if cfg.Role != "worker" { // the key is for someone calling the API
+		if err := firstStart(ctx, store, stdout); err != nil {
+			return err
+		}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gengate/gengate/internal/sqlstore/sqltest"
+)
+
+// TestSplitRoles runs the scale-out shape: an API process and a separate
+// worker process sharing one PostgreSQL database and one data directory.
+// The API process runs no task steps, so a synchronous generate can only
+// answer 200 if the worker process did the work and the API process heard
+// of it (LISTEN/NOTIFY, with the reread as a safety net).
+func TestSplitRoles(t *testing.T) {
+	dbURL := sqltest.URL(t, "postgres")
+	data := t.TempDir()
+	api := startProcess(t, "--role", "api", "--database", dbURL, "--data", data, "--addr", "127.0.0.1:0")
+	if api.key == "" {
+		t.Fatalf("the API process printed no first-start key; %s", api.logTail())
+	}
+
+	// Without a worker, a task stays processing however long one waits.
+	r := mustAPI(t, api.base, "POST", "/api/v1/generate", api.key,
+		map[string]any{"type": "image", "modelId": "flux", "prompt": "split roles"}, map[string]string{"Prefer": "wait=1"})
+	wantCode(t, r, http.StatusAccepted)
+	first := r.str("jobId")
+
+	worker := exec.Command(binary(t), "serve", "--role", "worker", "--database", dbURL, "--data", data)
+	worker.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	logPath := filepath.Join(t.TempDir(), "worker.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	worker.Stdout, worker.Stderr = logFile, logFile
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = worker.Process.Signal(syscall.SIGKILL)
+		_ = worker.Wait()
+	})
+	workerLog := func() string { b, _ := os.ReadFile(logPath); return "worker log:\n" + string(b) }
+
+	// The queued task is picked up by the worker.
+	poll(t, 30*time.Second, 50*time.Millisecond, "the first task to finish", func() bool {
+		r := mustAPI(t, api.base, "GET", "/api/generation/jobs/"+first, api.key, nil, nil)
+		return r.str("status") == "succeeded"
+	})
+
+	// A synchronous generate is answered with the result.
+	r = mustAPI(t, api.base, "POST", "/api/v1/generate", api.key,
+		map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "split roles video"}, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("sync generate: status %d, body %s; %s; %s", r.status, r.body, api.logTail(), workerLog())
+	}
+	video := r.str("video")
+	if !strings.HasPrefix(video, api.base+"/files/") {
+		t.Fatalf("video URL %q is not served by the API process", video)
+	}
+	data2, err := download(video)
+	if err != nil || !isMedia(data2) {
+		t.Fatalf("download %s: %v (media: %v)", video, err, isMedia(data2))
+	}
+}
