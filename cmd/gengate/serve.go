@@ -115,6 +115,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		MaxBody:   cfg.MaxBody,
 		Ready:     func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
 		Drain:     drain,
+		Tasks:     store,
 	}, log)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())

@@ -29,6 +29,8 @@ type Config struct {
 	// once with their tasks (202), which go on. The server closes it when it
 	// shuts down. Nil never drains.
 	Drain <-chan struct{}
+	// Tasks, when set, reports task counts in /metrics.
+	Tasks TaskCounter
 }
 
 // DefaultMaxBody is the largest request body accepted.
@@ -39,7 +41,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
-	a := &api{svc: svc, cfg: cfg, log: log}
+	a := &api{svc: svc, cfg: cfg, log: log, metrics: newMetrics(cfg.Tasks, log)}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/v1/generate", a.auth(a.handleGenerate()))
 	mux.Handle("GET /api/v1/models", a.auth(a.handleModels()))
@@ -48,14 +50,16 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /files/{name}", a.handleFile())
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())
+	mux.Handle("GET /metrics", a.metrics.handler())
 	mux.Handle("/", a.handleNotFound())
 	return a.requestID(mux)
 }
 
 type api struct {
-	svc *gengate.Service
-	cfg Config
-	log *slog.Logger
+	svc     *gengate.Service
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
 }
 
 type ctxKey int
@@ -73,7 +77,7 @@ func apiKey(r *http.Request) *gengate.APIKey {
 }
 
 // requestID gives every request an id, echoed in X-Request-Id and problem
-// bodies, and logs the request when it ends.
+// bodies, and logs and counts the request when it ends.
 func (a *api) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b [8]byte
@@ -84,8 +88,11 @@ func (a *api) requestID(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
 		next.ServeHTTP(rec, r)
+		took := time.Since(start)
+		// The mux has set r.Pattern to the route that matched.
+		a.metrics.observe(r.Pattern, rec.status, took)
 		a.log.InfoContext(r.Context(), "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "ms", time.Since(start).Milliseconds())
+			"status", rec.status, "ms", took.Milliseconds())
 	})
 }
 

@@ -90,7 +90,7 @@ func newStack(t *testing.T, o stackOpts) *stack {
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
 	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{}, log))
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())

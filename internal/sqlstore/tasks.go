@@ -383,3 +383,22 @@ func (s *DB) PurgeTasks(ctx context.Context, completedBefore time.Time) (int, er
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// CountTasks returns the number of task records in each status.
+func (s *DB) CountTasks(ctx context.Context) (map[gengate.Status]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	counts := map[gengate.Status]int{}
+	for rows.Next() {
+		var st gengate.Status
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		counts[st] = n
+	}
+	return counts, rows.Err()
+}
