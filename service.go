@@ -23,7 +23,8 @@ type Service struct {
 	Events  *Events
 	Log     *slog.Logger
 	Now     func() time.Time
-	// SyncWait caps how long a generate call waits for its result.
+	// SyncWait caps how long a generate call waits for its result; zero
+	// answers every call at once with its task.
 	SyncWait time.Duration
 	// ReviewTerms hold a prompt containing any of them (case-insensitive)
 	// in review before any engine runs.
@@ -39,9 +40,11 @@ type Service struct {
 	MaxAttempts int
 }
 
+// DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.
+const DefaultSyncWait = 3 * time.Minute
+
 // Defaults used when the Service fields are zero.
 const (
-	DefaultSyncWait    = 3 * time.Minute
 	DefaultLease       = 20 * time.Second
 	DefaultRetention   = 90 * 24 * time.Hour
 	DefaultMaxAttempts = 10

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gengate/gengate"
 )
 
 // Config is every setting of gengate serve. Each flag falls back to an
@@ -128,7 +130,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.Prices, "prices", "", `JSON file of price overrides: {"prices": {"flux": 5}}`)
 	var maxBody int
 	errs := []error{
-		f.dur(&c.SyncWait, "sync-wait", 3*time.Minute, "longest a generate call waits before answering 202"),
+		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs on loopback and private networks"),

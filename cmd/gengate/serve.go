@@ -52,16 +52,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	host, _ := os.Hostname()
 	events := gengate.NewEvents()
 	svc := &gengate.Service{
-		Store:   store,
-		Catalog: catalog,
-		Engines: map[string]gengate.Engine{"sandbox": sandbox.New(cfg.SandboxDelay)},
-		Blobs:   blobs,
-		Fetcher: fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate}),
-		Events:  events,
-		Log:     log,
-		// SyncWait of 0 means answer at once; DefaultSyncWait only fills in
-		// when the field is unset, which the flag never leaves it.
-		SyncWait:    max(cfg.SyncWait, time.Nanosecond),
+		Store:       store,
+		Catalog:     catalog,
+		Engines:     map[string]gengate.Engine{"sandbox": sandbox.New(cfg.SandboxDelay)},
+		Blobs:       blobs,
+		Fetcher:     fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate}),
+		Events:      events,
+		Log:         log,
+		SyncWait:    cfg.SyncWait,
 		ReviewTerms: splitTerms(cfg.ReviewTerms),
 		Owner:       fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
 		Lease:       cfg.TaskLease,

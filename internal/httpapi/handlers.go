@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"bytes"
 
 	"github.com/gengate/gengate"
 )
@@ -42,9 +41,6 @@ func (a *api) handleGenerate() http.Handler {
 			return
 		}
 		wait := a.svc.SyncWait
-		if wait <= 0 {
-			wait = gengate.DefaultSyncWait
-		}
 		var applied []string
 		switch {
 		case pref.async && pref.wait < 0:
