@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 )
@@ -137,7 +138,7 @@ func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKe
 		return nil, err
 	}
 	if acct.Balance < cost { // checked again, atomically, when the task is created
-		return nil, insufficient(acct.Balance, cost)
+		return nil, InsufficientCredits(acct.Balance, cost)
 	}
 
 	now := s.now()
@@ -191,7 +192,8 @@ func keyReused(t *Task) error {
 		Extra:   map[string]any{"jobId": t.ID}}
 }
 
-func insufficient(balance, cost int) error {
+// InsufficientCredits is the error for a cost the balance does not cover.
+func InsufficientCredits(balance, cost int) error {
 	return &Error{Code: EInsufficient,
 		Message: fmt.Sprintf("this generation costs %d credits; the balance is %d", cost, balance),
 		Extra:   map[string]any{"requiredCredits": cost, "remainingCredits": balance}}
@@ -213,11 +215,16 @@ func (s *Service) storeInputs(ctx context.Context, t *Task, req *Request) error 
 	if len(req.InputURLs) == 0 {
 		return nil
 	}
+	names := make([]string, 0, len(req.InputURLs))
+	for name := range req.InputURLs {
+		names = append(names, name)
+	}
+	sort.Strings(names) // errors in a stable order
 	var bad []FieldError
 	inputs := map[string]Input{}
-	for name, url := range req.InputURLs {
+	for _, name := range names {
 		f, _ := req.Model.Field(name)
-		in, err := s.Fetcher.Fetch(ctx, url, InputKind(f.Kind))
+		in, err := s.Fetcher.Fetch(ctx, req.InputURLs[name], InputKind(f.Kind))
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {

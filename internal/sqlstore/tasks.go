@@ -148,9 +148,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			if ferr != nil {
 				return ferr
 			}
-			return &gengate.Error{Code: gengate.EInsufficient,
-				Message: fmt.Sprintf("this generation costs %d credits; the balance is %d", t.Cost, balance),
-				Extra:   map[string]any{"requiredCredits": t.Cost, "remainingCredits": balance}}
+			return gengate.InsufficientCredits(balance, t.Cost)
 		}
 		if err != nil {
 			return err
