@@ -67,7 +67,8 @@ type Output struct {
 type Input struct {
 	Data        []byte
 	ContentType string
-	// Width and Height are set for images (read from the header).
+	// Width and Height are read from an image's header by the fetcher; they
+	// are zero in a Job, whose inputs come back from storage as bytes.
 	Width, Height int
 }
 

@@ -523,20 +523,19 @@ func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 		if err != nil {
 			return j, fmt.Errorf("read input %s: %w", name, err)
 		}
-		in := Input{Data: data}
-		if m, ok := s.Catalog.Model(t.ModelID); ok {
-			if f, ok := m.Field(name); ok && f.Kind == string(KindImage) {
-				in.ContentType = sniffImage(data)
-			}
-		}
-		j.Inputs[name] = in
+		j.Inputs[name] = Input{Data: data, ContentType: sniff(data)}
 	}
 	return j, nil
 }
 
-// sniffImage names the image type of data by its first bytes.
-func sniffImage(data []byte) string {
+// sniff names the type of a stored input file (checked by the fetcher
+// before it was stored) by its first bytes.
+func sniff(data []byte) string {
 	switch {
+	case len(data) > 8 && string(data[4:8]) == "ftyp":
+		return "video/mp4"
+	case len(data) > 4 && string(data[:4]) == "\x1a\x45\xdf\xa3":
+		return "video/webm"
 	case len(data) > 8 && string(data[1:4]) == "PNG":
 		return "image/png"
 	case len(data) > 3 && data[0] == 0xff && data[1] == 0xd8:
