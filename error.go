@@ -13,6 +13,7 @@ const (
 	EUnauthorized      = "UNAUTHORIZED"
 	EInsufficient      = "INSUFFICIENT_CREDITS"
 	ENotFound          = "NOT_FOUND"
+	EMethodNotAllowed  = "METHOD_NOT_ALLOWED"
 	ENeedsReview       = "GENERATION_NEEDS_REVIEW"
 	EKeyInUse          = "IDEMPOTENCY_KEY_IN_USE"
 	ETooLarge          = "PAYLOAD_TOO_LARGE"

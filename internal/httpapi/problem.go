@@ -16,6 +16,7 @@ var statusOf = map[string]int{
 	gengate.EUnauthorized:      http.StatusUnauthorized,
 	gengate.EInsufficient:      http.StatusPaymentRequired,
 	gengate.ENotFound:          http.StatusNotFound,
+	gengate.EMethodNotAllowed:  http.StatusMethodNotAllowed,
 	gengate.ENeedsReview:       http.StatusConflict,
 	gengate.EKeyInUse:          http.StatusConflict,
 	gengate.EConflict:          http.StatusConflict,

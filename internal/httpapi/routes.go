@@ -51,6 +51,10 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())
 	mux.Handle("GET /metrics", a.metrics.handler())
+	// Known paths asked with another method: 405 with Allow.
+	mux.Handle("/api/v1/generate", a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/models", a.handleMethodNotAllowed("GET, HEAD"))
+	mux.Handle("/api/generation/jobs/{id}", a.handleMethodNotAllowed("GET, HEAD, POST"))
 	mux.Handle("/", a.handleNotFound())
 	return a.requestID(mux)
 }
@@ -126,6 +130,13 @@ func (a *api) auth(next http.Handler) http.Handler {
 func (a *api) handleNotFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, gengate.Errorf(gengate.ENotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+}
+
+func (a *api) handleMethodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, r, a.log, gengate.Errorf(gengate.EMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
 	})
 }
 
