@@ -47,14 +47,14 @@ type stackOpts struct {
 // directory, the sandbox engine, the fetcher, the workers and the HTTP API
 // on a loopback listener.
 type stack struct {
-	t     *testing.T
+	t     testing.TB
 	URL   string
 	store *sqlstore.DB
 	svc   *gengate.Service
 	files string // the blob directory
 }
 
-func newStack(t *testing.T, o stackOpts) *stack {
+func newStack(t testing.TB, o stackOpts) *stack {
 	t.Helper()
 	if o.dialect == "" {
 		o.dialect = "sqlite"
