@@ -28,6 +28,8 @@ type Config struct {
 	Workers      int
 	TaskLease    time.Duration
 	MaxBody      int64
+	RateLimit    float64
+	RateBurst    int
 }
 
 // Validate names the first bad field.
@@ -45,6 +47,8 @@ func (c *Config) Validate() error {
 		return errors.New("--workers must be ≥ 1")
 	case c.TaskLease < time.Second:
 		return errors.New("--task-lease must be ≥ 1s")
+	case c.RateLimit < 0 || c.RateBurst < 0:
+		return errors.New("--rate-limit and --rate-burst must be ≥ 0")
 	case c.MaxBody < 1024:
 		return errors.New("--max-body must be ≥ 1024")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
@@ -113,6 +117,18 @@ func (f *flags) integer(p *int, name string, def int, usage string) error {
 	return nil
 }
 
+func (f *flags) float(p *float64, name string, def float64, usage string) error {
+	if v := f.getenv(envName(name)); v != "" {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %w", envName(name), err)
+		}
+		def = x
+	}
+	f.Float64Var(p, name, def, usage+" ("+envName(name)+")")
+	return nil
+}
+
 // storage adds --data and --database, shared by every command.
 func (f *flags) storage(data, database *string) {
 	f.str(data, "data", "./data", "directory for the SQLite database and output files")
@@ -136,6 +152,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
 		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
+		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
+		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -114,6 +114,8 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		Ready:     func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
 		Drain:     drain,
 		Tasks:     store,
+		RateLimit: cfg.RateLimit,
+		RateBurst: cfg.RateBurst,
 	}, log)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())

@@ -31,6 +31,11 @@ type Config struct {
 	Drain <-chan struct{}
 	// Tasks, when set, reports task counts in /metrics.
 	Tasks TaskCounter
+	// RateLimit, when above zero, caps generate calls per API key and
+	// second (a token bucket of RateBurst calls, default the rate rounded
+	// up); calls over it get 429 RATE_LIMITED with Retry-After.
+	RateLimit float64
+	RateBurst int
 }
 
 // DefaultMaxBody is the largest request body accepted.
@@ -42,8 +47,11 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 		cfg.MaxBody = DefaultMaxBody
 	}
 	a := &api{svc: svc, cfg: cfg, log: log, metrics: newMetrics(cfg.Tasks, log)}
+	if cfg.RateLimit > 0 {
+		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/v1/generate", a.auth(a.handleGenerate()))
+	mux.Handle("POST /api/v1/generate", a.auth(a.rateLimit(a.handleGenerate())))
 	mux.Handle("GET /api/v1/models", a.auth(a.handleModels()))
 	mux.Handle("POST /api/generation/jobs/{id}", a.auth(a.handleAdvance()))
 	mux.Handle("GET /api/generation/jobs/{id}", a.auth(a.handleRead()))
@@ -64,6 +72,7 @@ type api struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
+	limiter *limiter // nil: no rate limit
 }
 
 type ctxKey int

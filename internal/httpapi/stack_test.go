@@ -41,6 +41,8 @@ type stackOpts struct {
 	syncWait     time.Duration // Service.SyncWait; default 2m (slow machines under -race)
 	reviewTerms  []string
 	allowPrivate bool // fetch inputs from loopback too
+	rateLimit    float64
+	rateBurst    int
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -90,7 +92,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
 	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store}, log))
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())
