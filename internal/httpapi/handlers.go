@@ -134,7 +134,7 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 		writeJSON(w, http.StatusAccepted, map[string]any{"jobId": t.ID, "status": t.Status.Public(), "statusUrl": url})
 	case t.Status == gengate.StatusNeedsReview:
 		writeError(w, r, a.log, &gengate.Error{Code: gengate.ENeedsReview,
-			Message: "this generation needs manual review; contact support and do not submit another task for it",
+			Message: reviewMessage,
 			Extra:   map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "remainingCredits": o.Balance}})
 	default:
 		status := http.StatusInternalServerError
@@ -150,6 +150,9 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 	}
 }
 
+// reviewMessage is what the spec tells a caller whose task is in review.
+const reviewMessage = "this generation needs manual review; contact support and do not submit another task for it"
+
 func statusURL(t *gengate.Task) string { return "/api/generation/jobs/" + t.ID }
 
 // retryAfter is the Retry-After value for an unfinished task, in seconds.
@@ -157,17 +160,23 @@ func (a *api) retryAfter(t *gengate.Task) int { return int(a.svc.RetryAfter(t) /
 
 // result is the spec's image (2.2) or video (2.3) result.
 func (a *api) result(r *http.Request, o *gengate.Outcome) map[string]any {
-	urls := a.outputURLs(r, o.Task)
 	res := map[string]any{"jobId": o.Task.ID, "remainingCredits": o.Balance}
-	if o.Task.Type == "video" {
-		res["video"] = ""
-		if len(urls) > 0 {
-			res["video"] = urls[0]
-		}
-	} else {
-		res["images"] = urls
-	}
+	a.addOutputs(res, r, o.Task)
 	return res
+}
+
+// addOutputs sets a succeeded task's output URLs in body: "video" for a
+// video task, "images" otherwise.
+func (a *api) addOutputs(body map[string]any, r *http.Request, t *gengate.Task) {
+	urls := a.outputURLs(r, t)
+	if t.Type != "video" {
+		body["images"] = urls
+		return
+	}
+	body["video"] = ""
+	if len(urls) > 0 {
+		body["video"] = urls[0]
+	}
 }
 
 func (a *api) outputURLs(r *http.Request, t *gengate.Task) []string {
@@ -218,16 +227,12 @@ func (a *api) handleRead() http.Handler {
 		}
 		switch t.Status {
 		case gengate.StatusSucceeded:
-			if urls := a.outputURLs(r, t); t.Type == "video" && len(urls) > 0 {
-				body["video"] = urls[0]
-			} else {
-				body["images"] = urls
-			}
+			a.addOutputs(body, r, t)
 		case gengate.StatusFailed:
 			body["error"] = map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "creditsRefunded": t.Cost}
 		case gengate.StatusNeedsReview:
 			body["error"] = map[string]any{"code": gengate.ENeedsReview,
-				"message": "this generation needs manual review; contact support and do not submit another task for it"}
+				"message": reviewMessage}
 		}
 		if t.Status.Active() {
 			w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(t)))
