@@ -197,7 +197,7 @@ func (v *validator) err() error {
 		fe := append(v.invalid, v.unsupp...)
 		return &Error{Code: EInvalid, Message: "invalid request: " + fe[0].Field + " " + fe[0].Message, Fields: fe}
 	}
-	return &Error{Code: EUnsupportedOption, Message: v.unsupp[0].Message + ": " + v.unsupp[0].Field, Fields: v.unsupp}
+	return &Error{Code: EUnsupportedOption, Message: v.unsupp[0].Field + ": " + v.unsupp[0].Message, Fields: v.unsupp}
 }
 
 // str reads a required string field.
