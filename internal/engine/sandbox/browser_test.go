@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,12 +61,23 @@ v.addEventListener('ended', () => { const q = v.getVideoPlaybackQuality();
 			})
 			srv := httptest.NewServer(mux)
 			defer srv.Close()
+			// The profile is removed best-effort: a helper process may still
+			// be writing to it as the group dies.
+			profile, err := os.MkdirTemp("", "gengate-chromium-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(profile)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 				"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-				"--user-data-dir="+filepath.Join(dir, "profile"), "--autoplay-policy=no-user-gesture-required",
+				"--user-data-dir="+profile, "--autoplay-policy=no-user-gesture-required",
 				srv.URL+"/play.html")
+			// Chromium starts helper processes; a group of its own lets the
+			// test end them all.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 			if err := cmd.Start(); err != nil {
 				t.Fatalf("chromium: %v", err)
 			}
