@@ -25,7 +25,7 @@ var _ gengate.Blobs = (*Local)(nil)
 
 // NewLocal returns a store rooted at dir, creating it.
 func NewLocal(dir string) (*Local, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	return &Local{dir: dir}, nil
@@ -45,7 +45,7 @@ func (l *Local) Put(ctx context.Context, key string, data []byte, contentType st
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")

@@ -61,7 +61,7 @@ func Open(ctx context.Context, url, dataDir string) (*DB, error) {
 		}
 	} else {
 		if url == "" {
-			if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			if err := os.MkdirAll(dataDir, 0o700); err != nil { // the database is the operator's alone
 				return nil, err
 			}
 			url = filepath.Join(dataDir, "gengate.db")
