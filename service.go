@@ -595,5 +595,45 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 	if r == 0 {
 		r = DefaultRetention
 	}
-	return s.Store.PurgeTasks(ctx, s.now().Add(-r))
+	n, err := s.Store.PurgeTasks(ctx, s.now().Add(-r))
+	if err != nil {
+		return n, err
+	}
+	return n, s.sweepInputs(ctx)
+}
+
+// blobLister is an optional Blobs ability: list keys under a prefix that
+// were last written before a time.
+type blobLister interface {
+	List(ctx context.Context, prefix string, before time.Time) ([]string, error)
+}
+
+// sweepInputs deletes input files that no active or reviewed task needs:
+// those of a request that crashed between storing its inputs and creating
+// its task. Inputs of tasks that finish are deleted as they finish.
+func (s *Service) sweepInputs(ctx context.Context) error {
+	lister, ok := s.Blobs.(blobLister)
+	if !ok {
+		return nil
+	}
+	// An hour's grace covers requests still between the two steps.
+	keys, err := lister.List(ctx, "inputs/", s.now().Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		taskID, _, _ := strings.Cut(strings.TrimPrefix(key, "inputs/"), "/")
+		t, err := s.Store.FindTask(ctx, taskID)
+		if err == nil && !t.Status.Done() {
+			continue
+		}
+		if err != nil && ErrorCode(err) != ENotFound {
+			return err
+		}
+		if err := s.Blobs.Delete(ctx, key); err != nil {
+			return err
+		}
+		s.log().InfoContext(ctx, "deleted orphaned input", "key", key)
+	}
+	return nil
 }

@@ -746,3 +746,51 @@ func TestSubmittingInputUnreadable(t *testing.T) {
 	}
 	d.wantState(o.Task.ID, gengate.StatusNeedsReview, gengate.ReviewOutcomeUnknown, 96, 0)
 }
+
+// TestSweepOrphanedInputs: Purge deletes input files no task needs (a
+// request that crashed between storing its inputs and creating its task,
+// or a finished task's leftovers) once they are an hour old, and keeps the
+// inputs of tasks still active or in review.
+func TestSweepOrphanedInputs(t *testing.T) {
+	ctx := context.Background()
+	d := newDomain(t, "sqlite", &upstream{})
+	d.clock.Add(time.Since(d.clock.Now())) // the clock at the files' own time
+	finished := d.generate("done", "")
+	if !d.runNext() {
+		t.Fatal("not run")
+	}
+	d.wantState(finished.ID, gengate.StatusSucceeded, "", 96, 0)
+	held := d.generate("hold me", "")
+	orphan := gengate.NewID()
+	keys := map[string]bool{ // key → kept
+		"inputs/" + orphan + "/imageUrl":      false,
+		"inputs/" + finished.ID + "/imageUrl": false,
+		"inputs/" + held.ID + "/imageUrl":     true,
+	}
+	for key := range keys {
+		if err := d.svc.Blobs.Put(ctx, key, []byte("png"), "image/png"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.svc.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for key := range keys {
+		if _, err := d.svc.Blobs.Get(ctx, key); err != nil {
+			t.Fatalf("%s was deleted within its hour of grace: %v", key, err)
+		}
+	}
+	d.clock.Add(61 * time.Minute)
+	if _, err := d.svc.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for key, kept := range keys {
+		_, err := d.svc.Blobs.Get(ctx, key)
+		if kept && err != nil {
+			t.Errorf("%s was deleted: %v", key, err)
+		}
+		if !kept && gengate.ErrorCode(err) != gengate.ENotFound {
+			t.Errorf("%s was kept (err %v)", key, err)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gengate/gengate"
 )
@@ -93,4 +94,32 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 	}
 	os.Remove(filepath.Dir(p)) // only succeeds when empty
 	return nil
+}
+
+// List returns the keys under prefix whose files were last written before
+// the time, in lexical order.
+func (l *Local) List(ctx context.Context, prefix string, before time.Time) ([]string, error) {
+	var keys []string
+	err := filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
+			return err
+		}
+		rel, err := filepath.Rel(l.dir, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.ModTime().Before(before) {
+			keys = append(keys, key)
+		}
+		return ctx.Err()
+	})
+	return keys, err
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gengate/gengate"
 )
@@ -55,5 +57,26 @@ func TestLocalRefusesKeysOutsideItsDirectory(t *testing.T) {
 		if _, err := l.Get(context.Background(), key); err == nil {
 			t.Errorf("Get(%q) succeeded, want an error", key)
 		}
+	}
+}
+
+func TestLocalList(t *testing.T) {
+	ctx := context.Background()
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"inputs/a/imageUrl", "inputs/b/mask", "outputs/a/0.png"} {
+		if err := l.Put(ctx, key, []byte("x"), "image/png"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := l.List(ctx, "inputs/", time.Now().Add(time.Minute))
+	if err != nil || strings.Join(got, ",") != "inputs/a/imageUrl,inputs/b/mask" {
+		t.Fatalf("List(inputs/, later) = %v, %v", got, err)
+	}
+	got, err = l.List(ctx, "inputs/", time.Now().Add(-time.Minute))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("List(inputs/, earlier) = %v, %v; want none", got, err)
 	}
 }
