@@ -99,8 +99,13 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 // List returns the keys under prefix whose files were last written before
 // the time, in lexical order.
 func (l *Local) List(ctx context.Context, prefix string, before time.Time) ([]string, error) {
+	// Walk only the directory the prefix lies in, not every output.
+	root := filepath.Join(l.dir, filepath.FromSlash(prefix[:strings.LastIndex(prefix, "/")+1]))
 	var keys []string
-	err := filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == root {
+			return fs.SkipAll // nothing stored under the prefix yet
+		}
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
 			return err
 		}

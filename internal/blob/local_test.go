@@ -80,3 +80,13 @@ func TestLocalList(t *testing.T) {
 		t.Fatalf("List(inputs/, earlier) = %v, %v; want none", got, err)
 	}
 }
+
+func TestLocalListEmpty(t *testing.T) {
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.List(context.Background(), "inputs/", time.Now()); err != nil || len(got) != 0 {
+		t.Fatalf("List on an empty store = %v, %v; want none, nil", got, err)
+	}
+}
