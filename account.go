@@ -49,6 +49,19 @@ func NewKeySecret() string {
 	return b.String()
 }
 
+// NewAPIKey makes a fresh key for an account: the secret to hand to its
+// holder once, and the record to store, which keeps only the secret's hash
+// and a short display prefix.
+func NewAPIKey(accountID, name string, now time.Time) (string, *APIKey) {
+	secret := NewKeySecret()
+	return secret, &APIKey{ID: NewID(), AccountID: accountID, Name: name,
+		Prefix: DisplayPrefix(secret), Hash: HashKey(secret), CreatedAt: now}
+}
+
+// DisplayPrefix is the part of a key shown to operators and accepted by
+// "gengate keys revoke": KeyPrefix and the next 6 characters.
+func DisplayPrefix(secret string) string { return secret[:min(len(secret), len(KeyPrefix)+6)] }
+
 // HashKey returns the stored form of an API key.
 func HashKey(secret string) string {
 	sum := sha256.Sum256([]byte(secret))

@@ -145,9 +145,7 @@ func (d *domain) account(credits int) (string, *gengate.APIKey) {
 	if err := d.store.CreateAccount(ctx, a, credits); err != nil {
 		d.t.Fatal(err)
 	}
-	secret := gengate.NewKeySecret()
-	k := &gengate.APIKey{ID: gengate.NewID(), AccountID: a.ID, Name: "t", Prefix: secret[:14],
-		Hash: gengate.HashKey(secret), CreatedAt: d.clock.Now()}
+	secret, k := gengate.NewAPIKey(a.ID, "t", d.clock.Now())
 	if err := d.store.CreateAPIKey(ctx, k); err != nil {
 		d.t.Fatal(err)
 	}

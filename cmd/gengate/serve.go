@@ -160,9 +160,7 @@ func createKey(ctx context.Context, store gengate.Store, name string, credits in
 	if err := store.CreateAccount(ctx, acct, credits); err != nil {
 		return "", nil, err
 	}
-	secret := gengate.NewKeySecret()
-	key := &gengate.APIKey{ID: gengate.NewID(), AccountID: acct.ID, Name: name,
-		Prefix: secret[:len(gengate.KeyPrefix)+6], Hash: gengate.HashKey(secret), CreatedAt: now}
+	secret, key := gengate.NewAPIKey(acct.ID, name, now)
 	if err := store.CreateAPIKey(ctx, key); err != nil {
 		return "", nil, err
 	}

@@ -168,7 +168,7 @@ func TestAuth(t *testing.T) {
 	s := newStack(t, stackOpts{noWorkers: true})
 	acct, key := s.account(100)
 	_, revoked := s.account(100)
-	if err := s.store.RevokeAPIKey(context.Background(), revoked[:len(gengate.KeyPrefix)+6], time.Now()); err != nil {
+	if err := s.store.RevokeAPIKey(context.Background(), gengate.DisplayPrefix(revoked), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	body := map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}

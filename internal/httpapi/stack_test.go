@@ -115,9 +115,7 @@ func (s *stack) account(credits int) (string, string) {
 	if err := s.store.CreateAccount(ctx, acct, credits); err != nil {
 		s.t.Fatal(err)
 	}
-	secret := gengate.NewKeySecret()
-	key := &gengate.APIKey{ID: gengate.NewID(), AccountID: acct.ID, Name: "test",
-		Prefix: secret[:len(gengate.KeyPrefix)+6], Hash: gengate.HashKey(secret), CreatedAt: now}
+	secret, key := gengate.NewAPIKey(acct.ID, "test", now)
 	if err := s.store.CreateAPIKey(ctx, key); err != nil {
 		s.t.Fatal(err)
 	}

@@ -215,9 +215,7 @@ func TestAPIKeys(t *testing.T) {
 			a := newAccount(t, s, 0)
 			newKey := func(name string) (*gengate.APIKey, string) {
 				t.Helper()
-				secret := gengate.NewKeySecret()
-				k := &gengate.APIKey{ID: gengate.NewID(), AccountID: a.ID, Name: name,
-					Prefix: secret[:len(gengate.KeyPrefix)+6], Hash: gengate.HashKey(secret), CreatedAt: t0}
+				secret, k := gengate.NewAPIKey(a.ID, name, t0)
 				if err := s.CreateAPIKey(ctx, k); err != nil {
 					t.Fatalf("CreateAPIKey: %v", err)
 				}
