@@ -55,6 +55,20 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
+// crashSetup makes a fresh data directory and database of the dialect and
+// the serve arguments for them, with the sandbox delay and task lease given.
+// dbURL is "" for SQLite.
+func crashSetup(t *testing.T, dialect, delay, lease string) (dir, dbURL string, args []string) {
+	t.Helper()
+	dir = t.TempDir()
+	dbURL = sqltest.URL(t, dialect)
+	args = []string{"--data", dir, "--addr", "127.0.0.1:0", "--sandbox-delay", delay, "--task-lease", lease}
+	if dbURL != "" {
+		args = append(args, "--database", dbURL)
+	}
+	return dir, dbURL, args
+}
+
 // process is gengate serve running as a child process.
 type process struct {
 	banner
@@ -155,12 +169,7 @@ func TestCrashRecovery(t *testing.T) {
 	for _, dialect := range sqltest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			args := []string{"--data", dir, "--addr", "127.0.0.1:0", "--sandbox-delay", "1s", "--task-lease", "2s"}
-			dbURL := sqltest.URL(t, dialect)
-			if dbURL != "" {
-				args = append(args, "--database", dbURL)
-			}
+			dir, dbURL, args := crashSetup(t, dialect, "1s", "2s")
 			p1 := startProcess(t, args...)
 			if p1.key == "" || p1.account == "" {
 				t.Fatalf("first start printed no key")
@@ -309,12 +318,7 @@ func TestCrashIdempotencyKey(t *testing.T) {
 	for _, dialect := range sqltest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			args := []string{"--data", dir, "--addr", "127.0.0.1:0", "--sandbox-delay", "1s", "--task-lease", "2s"}
-			dbURL := sqltest.URL(t, dialect)
-			if dbURL != "" {
-				args = append(args, "--database", dbURL)
-			}
+			_, _, args := crashSetup(t, dialect, "1s", "2s")
 			body := map[string]any{"type": "image", "modelId": "flux", "prompt": "retry me", "numOutputs": 2}
 			hdr := map[string]string{"Idempotency-Key": "retry-after-crash-1", "Prefer": "respond-async"}
 

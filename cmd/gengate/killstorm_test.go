@@ -23,12 +23,7 @@ func TestKillStorm(t *testing.T) {
 	for _, dialect := range sqltest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			dbURL := sqltest.URL(t, dialect)
-			args := []string{"--data", dir, "--addr", "127.0.0.1:0", "--sandbox-delay", "300ms", "--task-lease", "1s"}
-			if dbURL != "" {
-				args = append(args, "--database", dbURL)
-			}
+			dir, dbURL, args := crashSetup(t, dialect, "300ms", "1s")
 			p := startProcess(t, args...)
 			key, account := p.key, p.account
 
