@@ -81,6 +81,9 @@ const (
 type Route struct {
 	Engine   string `json:"engine"`
 	Upstream string `json:"upstream"`
+	// Params are extra upstream parameters an operator configured for the
+	// route (sent as given, after the mapped options).
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // Varies reports whether the model's cost depends on its settings.

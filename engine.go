@@ -2,6 +2,7 @@ package gengate
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -14,10 +15,16 @@ import (
 // it returns an upstream id that Check is later called with, as many times as
 // needed, until outputs arrive or the work fails.
 //
-// An error that is an *Error with code GENERATION_FAILED is a definite
-// failure: the task fails and its credits are refunded. Any other error is
-// ambiguous: after Submit it sends a non-repeatable engine's task to review,
-// after Check it is retried later.
+// Errors say what the service may do next:
+//   - an *UpstreamError reports an upstream's answer: Busy (come back later;
+//     nothing changed), Refused (at Submit: the work was definitely not
+//     accepted, so the next route may take it) or Failed (the work failed:
+//     the task fails and its credits are refunded);
+//   - an *Error with code GENERATION_FAILED or INVALID_REQUEST is a definite
+//     failure too (an input the engine cannot use);
+//   - any other error is ambiguous: after Submit it sends a non-repeatable
+//     engine's task to review (it may have started paid work), after Check
+//     it is retried later.
 type Engine interface {
 	// Name is the engine's name as shown in the model listing ("sandbox").
 	Name() string
@@ -29,10 +36,28 @@ type Engine interface {
 	Check(ctx context.Context, job Job, upstreamID string) (Progress, error)
 }
 
+// Validator is an optional Engine ability: it says before any charge
+// whether the engine can run a job on its route (Job.Route), with an *Error
+// of code UNSUPPORTED_MODEL_OPTION naming the field it cannot do. Inputs
+// hold the fetched files, or only their names when validation runs before
+// fetching.
+type Validator interface {
+	Validate(job Job) error
+}
+
+// Canceler is an optional Engine ability: it asks the upstream to stop work
+// that gengate has given up on (past its deadline). Best effort.
+type Canceler interface {
+	Cancel(ctx context.Context, job Job, upstreamID string) error
+}
+
 // Job is what an engine is asked to do: one task's validated settings and
 // its fetched, checked input files.
 type Job struct {
-	TaskID       string
+	TaskID string
+	// Route is the route the task runs on: the engine, the upstream's model
+	// id and any extra parameters an operator configured for it.
+	Route        Route
 	ModelID      string
 	Type         string // "image" or "video"
 	Prompt       string
@@ -87,4 +112,54 @@ const (
 // (INPUT_ADDRESS_NOT_ALLOWED, INPUT_TOO_LARGE, ...) in Code.
 type Fetcher interface {
 	Fetch(ctx context.Context, rawURL string, kind InputKind) (Input, error)
+}
+
+// UpstreamKind classifies an upstream's answer.
+type UpstreamKind int
+
+// Upstream answers that are not simply progress.
+const (
+	// Busy: the upstream asked to come back later (429, 503, other 5xx
+	// responses, or a connection that failed before the request was sent).
+	// Nothing was accepted or changed; the step runs again after RetryAfter.
+	Busy UpstreamKind = iota + 1
+	// Refused: at submit, the upstream definitely did not accept the work
+	// (authentication, quota, a 4xx on the request, connection refused).
+	// The next route may take it; with none left the task fails, refunded.
+	Refused
+	// Failed: the upstream accepted the work and says it failed. The task
+	// fails and is refunded; no other route is tried.
+	Failed
+)
+
+// Failure codes a failed task carries (Task.ErrorCode).
+const (
+	CodeRejectedInput = "UPSTREAM_REJECTED_INPUT"
+	CodeContentPolicy = "CONTENT_POLICY"
+	CodeUpstream      = "UPSTREAM_ERROR"
+	CodeDeadline      = "DEADLINE_EXCEEDED"
+)
+
+// UpstreamError is an engine's report of an upstream's answer.
+type UpstreamError struct {
+	Kind UpstreamKind
+	// Code is the failure code the task gets if this ends it:
+	// CodeRejectedInput, CodeContentPolicy or CodeUpstream.
+	Code string
+	// Message is safe to show to the caller: engines clean it of secrets.
+	Message string
+	// Status is the upstream's HTTP status, 0 when there was no response.
+	Status int
+	// RetryAfter is when to come back, for Busy (0: the service's backoff).
+	RetryAfter time.Duration
+}
+
+func (e *UpstreamError) Error() string {
+	kind := map[UpstreamKind]string{Busy: "busy", Refused: "refused", Failed: "failed"}[e.Kind]
+	return fmt.Sprintf("upstream %s (%d, %s): %s", kind, e.Status, e.Code, e.Message)
+}
+
+// InputFault reports whether the failure is the caller's input's fault.
+func (e *UpstreamError) InputFault() bool {
+	return e.Code == CodeRejectedInput || e.Code == CodeContentPolicy
 }

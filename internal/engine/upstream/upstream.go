@@ -1,0 +1,438 @@
+// Package upstream is what the provider engines (fal, replicate, openai,
+// google, comfyui) share: an HTTP client that classifies an upstream's
+// answers into the gengate.UpstreamError kinds the service acts on, output
+// downloads with size and type checks, data URIs for inputs, and the
+// cleaning of secrets from upstream messages.
+//
+// The classification is the heart of crash safety. A submit whose request
+// never left this process (dial failed, connection refused) or that got a
+// 4xx answer was definitely not accepted: Refused, and the next route may
+// take it. A 429 or 5xx answer means nothing was created: Busy, come back
+// later (docs/providers.md explains this choice). A submit that was sent
+// and then lost (timeout, reset, unreadable 2xx) is ambiguous: a plain
+// error, which sends the task to review rather than to a second submit.
+// While polling, every failure is Busy or ambiguous; the task's deadline
+// bounds them.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// Timeouts for one call; the task's step lease is longer than each.
+const (
+	SubmitTimeout   = 60 * time.Second
+	PollTimeout     = 30 * time.Second
+	DownloadTimeout = 5 * time.Minute
+	// MaxDownload caps one output file.
+	MaxDownload = 512 << 20
+	// maxBody caps a JSON answer (base64 images can be large).
+	maxBody = 256 << 20
+)
+
+// Client sends requests to one provider.
+type Client struct {
+	// Name is the provider's name, used in messages ("fal").
+	Name string
+	// BaseURL is prefixed to relative paths.
+	BaseURL string
+	HTTP    *http.Client
+	// Auth sets the credentials on a request.
+	Auth func(*http.Request)
+	// Secrets are removed from every message that leaves the client.
+	Secrets []string
+	// Explain reads an error answer's body: the failure code
+	// (gengate.CodeRejectedInput, CodeContentPolicy, or "" for the default
+	// of the status) and a message. Nil reads the usual shapes.
+	Explain func(status int, body []byte) (code, message string)
+	// Now is the clock for Retry-After dates; nil is time.Now.
+	Now func() time.Time
+}
+
+// Request is one HTTP request to the provider. Path may be absolute.
+type Request struct {
+	Method string
+	Path   string
+	// JSON is marshalled as the body when not nil; otherwise Body with
+	// ContentType is sent.
+	JSON        any
+	Body        []byte
+	ContentType string
+	Header      http.Header
+}
+
+func (c *Client) url(p string) string {
+	if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
+		return p
+	}
+	return strings.TrimRight(c.BaseURL, "/") + "/" + strings.TrimLeft(p, "/")
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+// do sends req and returns the status, the body and whether the request
+// was written to the connection (so the upstream may have seen it).
+func (c *Client) do(ctx context.Context, r Request) (status int, hdr http.Header, body []byte, sent bool, err error) {
+	var rd io.Reader
+	ctype := r.ContentType
+	if r.JSON != nil {
+		b, err := json.Marshal(r.JSON)
+		if err != nil {
+			return 0, nil, nil, false, fmt.Errorf("%s: encode request: %w", c.Name, err)
+		}
+		rd, ctype = bytes.NewReader(b), "application/json"
+	} else if r.Body != nil {
+		rd = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, c.url(r.Path), rd)
+	if err != nil {
+		return 0, nil, nil, false, fmt.Errorf("%s: %s", c.Name, c.Clean(err.Error()))
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "gengate")
+	for k, vs := range r.Header {
+		req.Header[k] = vs
+	}
+	if c.Auth != nil {
+		c.Auth(req)
+	}
+	var wrote atomic.Bool
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		return 0, nil, nil, wrote.Load(), err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return resp.StatusCode, resp.Header, nil, true, err
+	}
+	return resp.StatusCode, resp.Header, body, true, nil
+}
+
+// Submit sends a request that starts paid work and decodes a 2xx answer
+// into out. Its errors follow the package rules: *gengate.UpstreamError
+// Refused or Busy when the upstream definitely did not accept the work, a
+// plain (ambiguous) error when it may have.
+func (c *Client) Submit(ctx context.Context, r Request, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, SubmitTimeout)
+	defer cancel()
+	status, hdr, body, sent, err := c.do(ctx, r)
+	if err != nil {
+		if !sent {
+			return &gengate.UpstreamError{Kind: gengate.Refused, Code: gengate.CodeUpstream,
+				Message: c.Name + " could not be reached: " + c.Clean(rootCause(err))}
+		}
+		return fmt.Errorf("%s: submit sent but no answer read: %s", c.Name, c.Clean(err.Error()))
+	}
+	if status/100 == 2 {
+		if out != nil {
+			if err := json.Unmarshal(body, out); err != nil {
+				return fmt.Errorf("%s: submit accepted (%d) but its answer is unreadable: %v", c.Name, status, err)
+			}
+		}
+		return nil
+	}
+	return c.answerError(status, hdr, body, true)
+}
+
+// Poll sends a request that reads the state of work (or cancels it) and
+// decodes a 2xx answer into out. Every failure is Busy (429, 5xx, network)
+// or a plain error (other statuses, unreadable answers): the service
+// retries both, within the task's deadline.
+func (c *Client) Poll(ctx context.Context, r Request, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, PollTimeout)
+	defer cancel()
+	status, hdr, body, _, err := c.do(ctx, r)
+	if err != nil {
+		return &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
+			Message: c.Name + " did not answer: " + c.Clean(rootCause(err))}
+	}
+	if status/100 == 2 {
+		if out != nil {
+			if err := json.Unmarshal(body, out); err != nil {
+				return fmt.Errorf("%s: unreadable answer (%d): %v", c.Name, status, err)
+			}
+		}
+		return nil
+	}
+	e := c.answerError(status, hdr, body, false)
+	if e.Kind == gengate.Busy {
+		return e
+	}
+	return fmt.Errorf("%s: %s", c.Name, e.Error())
+}
+
+// answerError classifies a non-2xx answer.
+func (c *Client) answerError(status int, hdr http.Header, body []byte, submit bool) *gengate.UpstreamError {
+	code, msg := "", ""
+	if c.Explain != nil {
+		code, msg = c.Explain(status, body)
+	}
+	if msg == "" {
+		msg = Message(body)
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	e := &gengate.UpstreamError{Status: status, Code: code,
+		Message: fmt.Sprintf("%s answered %d: %s", c.Name, status, c.Clean(msg))}
+	switch {
+	case status == http.StatusTooManyRequests || status >= 500:
+		e.Kind, e.RetryAfter = gengate.Busy, RetryAfter(hdr.Get("Retry-After"), c.now())
+	case code == gengate.CodeContentPolicy:
+		e.Kind = gengate.Failed
+	default:
+		e.Kind = gengate.Refused
+	}
+	if e.Code == "" {
+		e.Code = gengate.CodeUpstream
+		if status == http.StatusBadRequest || status == http.StatusUnprocessableEntity {
+			e.Code = gengate.CodeRejectedInput
+		}
+	}
+	_ = submit
+	return e
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Clean removes the client's secrets from s.
+func (c *Client) Clean(s string) string { return Clean(s, c.Secrets...) }
+
+// Clean removes every secret, and anything that looks like a bearer
+// token or an API key parameter, from s.
+func Clean(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	for _, marker := range []string{"Bearer ", "Token ", "Key ", "key=", "token="} {
+		for i := 0; ; {
+			j := strings.Index(s[i:], marker)
+			if j < 0 {
+				break
+			}
+			start := i + j + len(marker)
+			end := start
+			for end < len(s) && !strings.ContainsRune(" \t\n\"'&,;)", rune(s[end])) {
+				end++
+			}
+			if end > start {
+				s = s[:start] + "[redacted]" + s[end:]
+			}
+			i = start + len("[redacted]")
+			if i >= len(s) {
+				break
+			}
+		}
+	}
+	if len(s) > 1000 {
+		s = s[:1000] + "…"
+	}
+	return s
+}
+
+// Message finds a human message in the usual error bodies: {"error":
+// {"message"}}, {"error": "..."}, {"detail": "..."}, {"detail": [{"msg"}]},
+// {"title","detail"}, {"message"}. It returns "" when there is none.
+func Message(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Detail  json.RawMessage `json:"detail"`
+		Message string          `json:"message"`
+		Title   string          `json:"title"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		s := strings.TrimSpace(string(body))
+		if len(s) > 300 {
+			s = s[:300]
+		}
+		return s
+	}
+	if m := rawMessage(v.Error); m != "" {
+		return m
+	}
+	if m := rawMessage(v.Detail); m != "" {
+		return m
+	}
+	if v.Message != "" {
+		return v.Message
+	}
+	return v.Title
+}
+
+func rawMessage(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Message string `json:"message"`
+		Msg     string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && (obj.Message != "" || obj.Msg != "") {
+		return obj.Message + obj.Msg
+	}
+	var list []struct {
+		Msg     string `json:"msg"`
+		Message string `json:"message"`
+		Loc     []any  `json:"loc"`
+	}
+	if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+		parts := make([]string, 0, len(list))
+		for _, it := range list {
+			m := it.Msg + it.Message
+			if len(it.Loc) > 0 {
+				m = fmt.Sprint(it.Loc[len(it.Loc)-1]) + ": " + m
+			}
+			parts = append(parts, m)
+		}
+		return strings.Join(parts, "; ")
+	}
+	return ""
+}
+
+// RetryAfter parses a Retry-After header (delay-seconds or an HTTP-date);
+// 0 when absent or unreadable.
+func RetryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// Download fetches an output file from url (absolute, or relative to the
+// base URL) with the client's credentials when the URL is the provider's
+// own, checks that it is an image or a video as kind says ("image",
+// "video") and at most MaxDownload bytes, and returns it as an Output.
+// Failures are Busy or plain errors, like Poll's.
+func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output, error) {
+	ctx, cancel := context.WithTimeout(ctx, DownloadTimeout)
+	defer cancel()
+	full := c.url(url)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, full, nil)
+	if err != nil {
+		return gengate.Output{}, fmt.Errorf("%s: output url: %s", c.Name, c.Clean(err.Error()))
+	}
+	if c.Auth != nil && strings.HasPrefix(full, strings.TrimRight(c.BaseURL, "/")) {
+		c.Auth(req)
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
+			Message: c.Name + " output download failed: " + c.Clean(rootCause(err))}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		e := &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream, Status: resp.StatusCode,
+			Message: fmt.Sprintf("%s output download answered %d", c.Name, resp.StatusCode),
+			RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), c.now())}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+			return gengate.Output{}, e
+		}
+		return gengate.Output{}, errors.New(e.Message)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxDownload+1))
+	if err != nil {
+		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
+			Message: c.Name + " output download cut short: " + c.Clean(rootCause(err))}
+	}
+	if len(data) > MaxDownload {
+		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: fmt.Sprintf("%s output is larger than %d MiB", c.Name, MaxDownload>>20)}
+	}
+	return Output(data, kind)
+}
+
+// Output checks that data is a file of kind ("image" or "video") by its
+// bytes and returns it with its content type and extension. A wrong kind
+// is a Failed error: the upstream delivered something unusable.
+func Output(data []byte, kind string) (gengate.Output, error) {
+	ct := http.DetectContentType(data)
+	if len(data) > 12 && string(data[4:8]) == "ftyp" {
+		ct = "video/mp4"
+	}
+	if len(data) > 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP" {
+		ct = "image/webp"
+	}
+	ext := map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/webp": "webp", "image/gif": "gif",
+		"video/mp4": "mp4", "video/webm": "webm"}[ct]
+	if ext == "" || !strings.HasPrefix(ct, kind+"/") {
+		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: fmt.Sprintf("the upstream delivered %s (%d bytes) where %s was expected", ct, len(data), kind)}
+	}
+	return gengate.Output{Data: data, ContentType: ct, Ext: ext}, nil
+}
+
+// Base64Output decodes a base64 (or data: URL) image from an answer body.
+func Base64Output(b64, kind string) (gengate.Output, error) {
+	if i := strings.Index(b64, ";base64,"); strings.HasPrefix(b64, "data:") && i > 0 {
+		b64 = b64[i+len(";base64,"):]
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: "the upstream delivered an undecodable base64 file"}
+	}
+	return Output(data, kind)
+}
+
+// DataURI returns in as a data: URL, the form fal, Replicate and most
+// OpenAI-compatible servers accept for input files.
+func DataURI(in gengate.Input) string {
+	ct := in.ContentType
+	if ct == "" {
+		ct = http.DetectContentType(in.Data)
+	}
+	return "data:" + ct + ";base64," + base64.StdEncoding.EncodeToString(in.Data)
+}
+
+func rootCause(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}
