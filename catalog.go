@@ -27,6 +27,9 @@ type Model struct {
 	Options []Field `json:"options"`
 	// LatencySeconds is the typical time to a result; it sets Retry-After.
 	LatencySeconds int `json:"latencySeconds"`
+	// DeadlineSeconds is how long a task may take before it is stopped and
+	// refunded; 0 means the default for the model's type.
+	DeadlineSeconds int `json:"deadlineSeconds,omitempty"`
 	// Legacy marks models kept from an older listing (face-swap).
 	Legacy bool `json:"legacy,omitempty"`
 	// Routes names the upstreams that can serve the model, tried in order,

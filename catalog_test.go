@@ -234,7 +234,7 @@ func TestCatalogFields(t *testing.T) {
 			}
 			switch m.ID {
 			case "remove-bg", "image-upscaler", "object-remover", "photo-restoration":
-				if m.Routes[0] != (Route{Engine: "builtin", Upstream: m.ID}) {
+				if r := m.Routes[0]; r.Engine != "builtin" || r.Upstream != m.ID {
 					t.Errorf("first route %+v, want builtin %s", m.Routes[0], m.ID)
 				}
 			}

@@ -39,6 +39,13 @@ type Service struct {
 	Retention time.Duration
 	// MaxAttempts bounds retries of a step that keeps failing ambiguously.
 	MaxAttempts int
+	// Routes overrides the catalog's routes of a model (by model id), in
+	// the order they are tried.
+	Routes map[string][]Route
+	// ProvidersConfigured says an upstream provider is configured: then the
+	// sandbox serves only routes that name it. Otherwise (the offline
+	// default) it serves every model no configured route can.
+	ProvidersConfigured bool
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.
@@ -49,6 +56,13 @@ const (
 	DefaultLease       = 20 * time.Second
 	DefaultRetention   = 90 * 24 * time.Hour
 	DefaultMaxAttempts = 10
+	// Default deadlines of a task, counted from its creation, for models
+	// whose catalog entry sets none. Past it the upstream work is
+	// cancelled and the task fails with a refund.
+	DefaultImageDeadline = 15 * time.Minute
+	DefaultVideoDeadline = 60 * time.Minute
+	// MaxPollInterval caps the backoff between two polls of upstream work.
+	MaxPollInterval = 30 * time.Second
 	// SafetyRecheck is how often a waiting request rereads its task in case
 	// the change came from a process that cannot notify this one (a CLI
 	// settle against SQLite). Notifications normally wake it at once.
@@ -132,6 +146,10 @@ func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKe
 			return o, err
 		}
 	}
+	route, err := s.chooseRoute(req)
+	if err != nil {
+		return nil, err
+	}
 	cost := req.Model.Quote(req.Options)
 	acct, err := s.Store.FindAccount(ctx, key.AccountID)
 	if err != nil {
@@ -146,7 +164,7 @@ func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKe
 		ID: NewID(), AccountID: key.AccountID, ModelID: req.Model.ID, Type: req.Model.Type,
 		Status: StatusQueued, Prompt: req.Prompt, Options: req.Options, Inputs: map[string]string{},
 		Cost: cost, IdempotencyKey: idemKey, Fingerprint: req.Fingerprint,
-		Engine: s.engineFor(req.Model).Name(), RunAt: now, CreatedAt: now, UpdatedAt: now,
+		Engine: route.Engine, Route: route, RunAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	if term := s.reviewTerm(req.Prompt); term != "" {
 		t.Status, t.ReviewReason = StatusNeedsReview, ReviewTerms
@@ -257,19 +275,73 @@ func (s *Service) deleteInputs(ctx context.Context, t *Task) {
 	}
 }
 
-// engineFor picks the first configured engine among a model's routes, and
-// the sandbox when none is.
-func (s *Service) engineFor(m *Model) Engine {
-	for _, r := range m.Routes {
-		if e, ok := s.Engines[r.Engine]; ok {
-			return e
+// RoutesFor returns the routes that can serve m in this configuration, in
+// the order they are tried: the operator's routes for the model or the
+// catalog's, keeping those whose engine is configured; with no provider
+// configured at all, the sandbox when none is left.
+func (s *Service) RoutesFor(m *Model) []Route {
+	rs := m.Routes
+	if o, ok := s.Routes[m.ID]; ok {
+		rs = o
+	}
+	var out []Route
+	for _, r := range rs {
+		if _, ok := s.Engines[r.Engine]; ok {
+			out = append(out, r)
 		}
 	}
-	return s.Engines["sandbox"]
+	if _, ok := s.Engines["sandbox"]; ok && len(out) == 0 && !s.ProvidersConfigured {
+		out = append(out, Route{Engine: "sandbox", Upstream: m.ID})
+	}
+	return out
 }
 
-// EngineName returns the name of the engine that serves new tasks of m.
-func (s *Service) EngineName(m *Model) string { return s.engineFor(m).Name() }
+// EngineName returns the name of the engine that serves new tasks of m
+// with default settings, "" when none can.
+func (s *Service) EngineName(m *Model) string {
+	if rs := s.RoutesFor(m); len(rs) > 0 {
+		return rs[0].Engine
+	}
+	return ""
+}
+
+// chooseRoute picks the first route whose engine can do the request, before
+// anything is charged: an option no route can do is refused with the first
+// route's reason.
+func (s *Service) chooseRoute(req *Request) (Route, error) {
+	routes := s.RoutesFor(req.Model)
+	if len(routes) == 0 {
+		return Route{}, &Error{Code: EInvalid,
+			Message: "model " + req.Model.ID + " is not available here: no configured provider serves it",
+			Fields:  []FieldError{{Field: "modelId", Code: FieldUnsupported, Message: "no configured provider serves this model"}}}
+	}
+	names := map[string]Input{}
+	for name := range req.InputURLs {
+		names[name] = Input{}
+	}
+	job := Job{ModelID: req.Model.ID, Type: req.Model.Type, Prompt: req.Prompt, AspectRatio: req.AspectRatio(),
+		NumOutputs: req.NumOutputs(), OutputFormat: req.OutputFormat(), Options: req.Options, Inputs: names}
+	return s.firstValid(routes, job)
+}
+
+func (s *Service) firstValid(routes []Route, job Job) (Route, error) {
+	var first error
+	for _, r := range routes {
+		job.Route = r
+		v, ok := s.Engines[r.Engine].(Validator)
+		if !ok {
+			return r, nil
+		}
+		err := v.Validate(job)
+		if err == nil {
+			return r, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return Route{}, first
+}
 
 // latencyHinter is an optional Engine ability: an engine whose latency
 // differs from the catalog's typical figure says so.
@@ -388,6 +460,9 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		return s.review(ctx, t, ReviewOutcomeUnknown,
 			"the worker stopped while submitting; the upstream may or may not have started this generation")
 	}
+	if s.now().After(s.Deadline(t)) {
+		return s.expire(ctx, t, eng)
+	}
 	job, err := s.job(ctx, t)
 	if err != nil {
 		return s.retry(ctx, t, err)
@@ -399,15 +474,40 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 			return err
 		}
 		p, err := eng.Submit(ctx, job)
-		if err != nil && !definite(err) && !eng.Repeatable() {
-			return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
-		}
-		return s.progress(ctx, t, p, err)
+		return s.submitted(ctx, t, eng, p, err)
 	case StatusRunning:
 		p, err := eng.Check(ctx, job, t.UpstreamID)
-		return s.progress(ctx, t, p, err)
+		return s.checked(ctx, t, p, err)
 	}
 	return nil
+}
+
+// Deadline is when the task is given up: its model's deadline after its
+// creation.
+func (s *Service) Deadline(t *Task) time.Time {
+	d := DefaultImageDeadline
+	if t.Type == "video" {
+		d = DefaultVideoDeadline
+	}
+	if m, ok := s.Catalog.Model(t.ModelID); ok && m.DeadlineSeconds > 0 {
+		d = time.Duration(m.DeadlineSeconds) * time.Second
+	}
+	return t.CreatedAt.Add(d)
+}
+
+// expire ends a task past its deadline: the upstream is asked to stop its
+// work, and the task fails with a refund.
+func (s *Service) expire(ctx context.Context, t *Task, eng Engine) error {
+	if c, ok := eng.(Canceler); ok && t.UpstreamID != "" {
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := c.Cancel(cctx, Job{TaskID: t.ID, ModelID: t.ModelID, Type: t.Type, Route: t.Route}, t.UpstreamID)
+		cancel()
+		if err != nil {
+			s.log().WarnContext(ctx, "cancel upstream work", "jobId", t.ID, "err", err)
+		}
+	}
+	limit := s.Deadline(t).Sub(t.CreatedAt).Round(time.Second)
+	return s.fail(ctx, t, CodeDeadline, fmt.Sprintf("the generation did not finish within %s; it was stopped", limit), false)
 }
 
 // definite reports whether an engine error is a definite failure.
@@ -416,46 +516,158 @@ func definite(err error) bool {
 	return c == EFailed || c == EInvalid
 }
 
-func (s *Service) progress(ctx context.Context, t *Task, p Progress, err error) error {
+func upstreamError(err error) *UpstreamError {
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	return nil
+}
+
+// submitted acts on the answer to a submit. Only an answer that proves the
+// upstream did not take the work lets it be sent again, here or on the next
+// route; an ambiguous one never does for a non-repeatable engine.
+func (s *Service) submitted(ctx context.Context, t *Task, eng Engine, p Progress, err error) error {
+	ue := upstreamError(err)
 	switch {
-	case err != nil && definite(err):
-		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, EFailed, ErrorMessage(err)
-		t.InputFault = ErrorCode(err) == EInvalid
-		return s.finish(ctx, t, t.Cost)
-	case err != nil:
-		return s.retry(ctx, t, err)
-	case len(p.Outputs) > 0:
+	case err == nil:
+		return s.progress(ctx, t, p)
+	case ue != nil && ue.Kind == Busy:
+		if t.Attempts >= s.maxAttempts() {
+			return s.fallback(ctx, t, ue)
+		}
+		s.log().WarnContext(ctx, "upstream busy at submit", "jobId", t.ID, "engine", t.Engine, "err", err)
+		t.Status = StatusQueued
+		t.RunAt = s.now().Add(max(ue.RetryAfter, backoff(t.Attempts)))
+		return s.Store.SaveStep(ctx, t, true)
+	case ue != nil && ue.Kind == Refused:
+		return s.fallback(ctx, t, ue)
+	case ue != nil:
+		return s.fail(ctx, t, ue.Code, ue.Message, ue.InputFault())
+	case definite(err):
+		return s.fail(ctx, t, EFailed, ErrorMessage(err), ErrorCode(err) == EInvalid)
+	case !eng.Repeatable():
+		s.log().WarnContext(ctx, "ambiguous submit", "jobId", t.ID, "engine", t.Engine, "err", err)
+		return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
+	}
+	return s.retry(ctx, t, err)
+}
+
+// checked acts on the answer to a check of upstream work.
+func (s *Service) checked(ctx context.Context, t *Task, p Progress, err error) error {
+	ue := upstreamError(err)
+	switch {
+	case err == nil:
+		return s.progress(ctx, t, p)
+	case ue != nil && ue.Kind == Busy:
+		// The upstream answered: the work is still there. Poll again when
+		// it asks, within the task's deadline.
+		s.log().InfoContext(ctx, "upstream busy at check", "jobId", t.ID, "err", err)
+		t.Attempts = 0
+		t.RunAt = s.now().Add(max(ue.RetryAfter, s.pollInterval(t)))
+		return s.Store.SaveStep(ctx, t, true)
+	case ue != nil:
+		return s.fail(ctx, t, ue.Code, ue.Message, ue.InputFault())
+	case definite(err):
+		return s.fail(ctx, t, EFailed, ErrorMessage(err), ErrorCode(err) == EInvalid)
+	}
+	return s.retry(ctx, t, err)
+}
+
+// fallback moves a task whose submit the upstream refused to the next
+// route that can do it, or fails it with a refund when none is left.
+func (s *Service) fallback(ctx context.Context, t *Task, ue *UpstreamError) error {
+	next, ok := s.nextRoute(ctx, t)
+	if !ok {
+		return s.fail(ctx, t, ue.Code, ue.Message, ue.InputFault())
+	}
+	s.log().WarnContext(ctx, "upstream refused; trying the next route", "jobId", t.ID,
+		"from", t.Engine, "to", next.Engine, "upstream", next.Upstream, "err", ue)
+	t.Engine, t.Route, t.UpstreamID = next.Engine, next, ""
+	t.Status, t.Attempts, t.RunAt = StatusQueued, 0, s.now()
+	if err := s.Store.SaveStep(ctx, t, true); err != nil {
+		return err
+	}
+	s.Events.Kick()
+	return nil
+}
+
+// nextRoute finds the route after the task's current one that can do it.
+func (s *Service) nextRoute(ctx context.Context, t *Task) (Route, bool) {
+	m, ok := s.Catalog.Model(t.ModelID)
+	if !ok {
+		return Route{}, false
+	}
+	routes := s.RoutesFor(m)
+	for i, r := range routes {
+		if r.Engine == t.Route.Engine && r.Upstream == t.Route.Upstream {
+			names := map[string]Input{}
+			for name := range t.Inputs {
+				names[name] = Input{}
+			}
+			job := s.baseJob(t)
+			job.Inputs = names
+			next, err := s.firstValid(routes[i+1:], job)
+			return next, err == nil && next.Engine != ""
+		}
+	}
+	return Route{}, false
+}
+
+func (s *Service) fail(ctx context.Context, t *Task, code, msg string, inputFault bool) error {
+	t.Status, t.ErrorCode, t.ErrorMessage, t.InputFault = StatusFailed, code, msg, inputFault
+	return s.finish(ctx, t, t.Cost)
+}
+
+func (s *Service) progress(ctx context.Context, t *Task, p Progress) error {
+	if len(p.Outputs) > 0 {
 		return s.succeed(ctx, t, p.Outputs)
 	}
 	t.Status, t.Attempts = StatusRunning, 0 // progress: retries count afresh
 	if p.UpstreamID != "" {
 		t.UpstreamID = p.UpstreamID
 	}
-	t.RunAt = s.now().Add(max(p.RetryAfter, 50*time.Millisecond))
+	t.RunAt = s.now().Add(max(p.RetryAfter, s.pollInterval(t)))
 	return s.Store.SaveStep(ctx, t, true)
+}
+
+// pollInterval is the backoff between polls of upstream work: a tenth of
+// the task's age, so young tasks are polled often and old ones seldom,
+// between 50 ms and MaxPollInterval.
+func (s *Service) pollInterval(t *Task) time.Duration {
+	return min(MaxPollInterval, max(50*time.Millisecond, s.now().Sub(t.CreatedAt)/10))
+}
+
+func backoff(attempts int) time.Duration { return time.Second << min(attempts, 6) }
+
+func (s *Service) maxAttempts() int {
+	if s.MaxAttempts == 0 {
+		return DefaultMaxAttempts
+	}
+	return s.MaxAttempts
 }
 
 // retry schedules a step that failed ambiguously again with backoff, up to
 // MaxAttempts; then the task fails with a refund if no upstream work can
-// exist, or goes to review if it may.
+// exist, or goes to review if it may. A non-repeatable engine's submit is
+// never retried: it may have started paid work.
 func (s *Service) retry(ctx context.Context, t *Task, cause error) error {
 	s.log().WarnContext(ctx, "task step failed", "jobId", t.ID, "status", t.Status, "attempt", t.Attempts, "err", cause)
-	limit := s.MaxAttempts
-	if limit == 0 {
-		limit = DefaultMaxAttempts
+	if t.Status == StatusSubmitting {
+		if eng, ok := s.Engines[t.Engine]; ok && !eng.Repeatable() {
+			return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
+		}
 	}
-	if t.Attempts >= limit {
+	if t.Attempts >= s.maxAttempts() {
 		if t.Status == StatusRunning {
 			return s.review(ctx, t, ReviewCheckFailing, "the upstream could not be asked about this generation")
 		}
-		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, EFailed, "the generation failed after repeated errors"
-		return s.finish(ctx, t, t.Cost)
+		return s.fail(ctx, t, EFailed, "the generation failed after repeated errors", false)
 	}
 	if t.Status == StatusSubmitting {
 		t.Status = StatusQueued
 	}
-	backoff := time.Second << min(t.Attempts, 6)
-	t.RunAt = s.now().Add(backoff)
+	t.RunAt = s.now().Add(backoff(t.Attempts))
 	return s.Store.SaveStep(ctx, t, true)
 }
 
@@ -511,13 +723,7 @@ func (s *Service) finish(ctx context.Context, t *Task, refund int) error {
 
 // job builds the engine's view of a task, reading its inputs back.
 func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
-	j := Job{TaskID: t.ID, ModelID: t.ModelID, Type: t.Type, Prompt: t.Prompt,
-		Options: t.Options, Inputs: map[string]Input{}, NumOutputs: 1}
-	j.AspectRatio, _ = t.Options["aspectRatio"].(string)
-	j.OutputFormat, _ = t.Options["outputFormat"].(string)
-	if n, ok := toFloat(t.Options["numOutputs"]); ok && n > 0 {
-		j.NumOutputs = int(n)
-	}
+	j := s.baseJob(t)
 	for name, key := range t.Inputs {
 		data, err := s.Blobs.Get(ctx, key)
 		if err != nil {
@@ -526,6 +732,21 @@ func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 		j.Inputs[name] = Input{Data: data, ContentType: sniff(data)}
 	}
 	return j, nil
+}
+
+// baseJob is the engine's view of a task without its input files.
+func (s *Service) baseJob(t *Task) Job {
+	j := Job{TaskID: t.ID, ModelID: t.ModelID, Type: t.Type, Prompt: t.Prompt, Route: t.Route,
+		Options: t.Options, Inputs: map[string]Input{}, NumOutputs: 1}
+	if j.Route.Engine == "" {
+		j.Route = Route{Engine: t.Engine, Upstream: t.ModelID}
+	}
+	j.AspectRatio, _ = t.Options["aspectRatio"].(string)
+	j.OutputFormat, _ = t.Options["outputFormat"].(string)
+	if n, ok := toFloat(t.Options["numOutputs"]); ok && n > 0 {
+		j.NumOutputs = int(n)
+	}
+	return j
 }
 
 // sniff names the type of a stored input file (checked by the fetcher

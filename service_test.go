@@ -27,7 +27,10 @@ import (
 // as paid upstream calls are not. It registers as "fal", one of flux's
 // routes, so that new flux tasks go to it.
 type upstream struct {
+	name       string // "fal" when empty
 	repeatable bool
+	validate   func(job gengate.Job) error
+	cancels    []string
 	mu         sync.Mutex
 	submits    int
 	checks     int
@@ -37,7 +40,26 @@ type upstream struct {
 
 var _ gengate.Engine = (*upstream)(nil)
 
-func (u *upstream) Name() string     { return "fal" }
+func (u *upstream) Name() string {
+	if u.name == "" {
+		return "fal"
+	}
+	return u.name
+}
+
+func (u *upstream) Validate(job gengate.Job) error {
+	if u.validate == nil {
+		return nil
+	}
+	return u.validate(job)
+}
+
+func (u *upstream) Cancel(ctx context.Context, job gengate.Job, id string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.cancels = append(u.cancels, id)
+	return nil
+}
 func (u *upstream) Repeatable() bool { return u.repeatable }
 
 func (u *upstream) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
@@ -112,6 +134,20 @@ const testLease = 10 * time.Second
 
 func newDomain(t *testing.T, dialect string, up *upstream) *domain {
 	t.Helper()
+	if up == nil {
+		return newDomainWith(t, dialect)
+	}
+	return newDomainWith(t, dialect, up)
+}
+
+// newDomainWith builds a domain whose engines are the sandbox and ups (by
+// their names); the first of ups is d.up.
+func newDomainWith(t *testing.T, dialect string, ups ...*upstream) *domain {
+	t.Helper()
+	var up *upstream
+	if len(ups) > 0 {
+		up = ups[0]
+	}
 	store := sqltest.Open(t, dialect)
 	files := filepath.Join(t.TempDir(), "files")
 	blobs, err := blob.NewLocal(files)
@@ -124,8 +160,8 @@ func newDomain(t *testing.T, dialect string, up *upstream) *domain {
 	}
 	clock := &testClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	engines := map[string]gengate.Engine{"sandbox": sandbox.New(0)}
-	if up != nil {
-		engines["fal"] = up
+	for _, u := range ups {
+		engines[u.Name()] = u
 	}
 	svc := &gengate.Service{
 		Store: store, Catalog: catalog, Engines: engines, Blobs: blobs,

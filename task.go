@@ -62,9 +62,12 @@ type Task struct {
 	Cost           int
 	IdempotencyKey string
 	Fingerprint    string
-	// Engine is the engine chosen when the task was created; UpstreamID
-	// names the engine's work once Submit has returned one.
+	// Engine is the engine the task runs on and Route the route that chose
+	// it (empty for tasks created before routes were stored: the engine
+	// alone then). A submit the upstream refused moves both to the next
+	// route. UpstreamID names the engine's work once Submit returned one.
 	Engine     string
+	Route      Route
 	UpstreamID string
 	// ErrorCode and ErrorMessage explain a failed task; InputFault says the
 	// caller's input was at fault (HTTP 400 rather than 500).

@@ -16,7 +16,7 @@ import (
 
 const taskColumns = `id, account_id, model_id, type, status, prompt, options, inputs, cost, COALESCE(idempotency_key, ''),
 	fingerprint, engine, upstream_id, error_code, error_message, input_fault, review_reason, lease_token,
-	attempts, run_at, created_at, updated_at, completed_at`
+	attempts, run_at, created_at, updated_at, completed_at, route`
 
 const active = `('queued','submitting','running')`
 
@@ -24,12 +24,12 @@ type scanner interface{ Scan(...any) error }
 
 func scanTask(row scanner) (*gengate.Task, error) {
 	t := &gengate.Task{}
-	var options, inputs string
+	var options, inputs, route string
 	var fault int
 	var runAt, created, updated, completed int64
 	err := row.Scan(&t.ID, &t.AccountID, &t.ModelID, &t.Type, &t.Status, &t.Prompt, &options, &inputs, &t.Cost,
 		&t.IdempotencyKey, &t.Fingerprint, &t.Engine, &t.UpstreamID, &t.ErrorCode, &t.ErrorMessage, &fault,
-		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed)
+		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed, &route)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,21 @@ func scanTask(row scanner) (*gengate.Task, error) {
 	if err := json.Unmarshal([]byte(inputs), &t.Inputs); err != nil {
 		return nil, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}
+	if route != "" {
+		if err := json.Unmarshal([]byte(route), &t.Route); err != nil {
+			return nil, fmt.Errorf("task %s route: %w", t.ID, err)
+		}
+	}
 	return t, nil
+}
+
+// encodeRoute is the stored form of a task's route: JSON, or "" for none.
+func encodeRoute(r gengate.Route) string {
+	if r.Engine == "" {
+		return ""
+	}
+	b, _ := json.Marshal(r) // strings and JSON-decoded params: cannot fail
+	return string(b)
 }
 
 // encodeOptions is the stored form of a task's options: JSON in which a
@@ -154,10 +168,11 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
-			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
-			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt))
+			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
+			encodeRoute(t.Route))
 		if err != nil {
 			return err
 		}
@@ -279,7 +294,7 @@ func leaseGuard(t *gengate.Task) (string, []any) {
 	if t.LeaseToken == "" {
 		return `status = 'needs_review'`, nil
 	}
-	return `lease_token = $12 AND status IN ` + active, []any{t.LeaseToken}
+	return `lease_token = $14 AND status IN ` + active, []any{t.LeaseToken}
 }
 
 // SaveStep records an active task's progress under its lease.
@@ -297,9 +312,10 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 
 func (s *DB) update(ctx context.Context, tx *sql.Tx, t *gengate.Task, release bool) error {
 	guard, guardArgs := leaseGuard(t)
-	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason, ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts}
+	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason,
+		ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts, t.Engine, encodeRoute(t.Route)}
 	set := `status = $1, upstream_id = $2, run_at = $3, error_code = $4, error_message = $5, input_fault = $6,
-		review_reason = $7, updated_at = $8, completed_at = $9, attempts = $11`
+		review_reason = $7, updated_at = $8, completed_at = $9, attempts = $11, engine = $12, route = $13`
 	if release {
 		set += `, lease_token = '', lease_until = 0`
 	}

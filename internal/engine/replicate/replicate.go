@@ -1,0 +1,311 @@
+// Package replicate is the engine that runs gengate's models on Replicate
+// (https://replicate.com) through its predictions API.
+//
+// Submit creates one prediction, asynchronously (no "Prefer: wait"): for an
+// official model, POST /v1/models/{owner}/{name}/predictions with
+// {"input": {...}}; for a route whose upstream names a version
+// ("owner/name:version"), POST /v1/predictions with {"version", "input"}.
+// The prediction id is the upstream id, so Check needs nothing but the Job
+// and that id, even in a new process: GET /v1/predictions/{id}, and when the
+// prediction has succeeded, download every output URL (files on
+// replicate.delivery are deleted an hour after the prediction) into the
+// Progress. Cancel is POST /v1/predictions/{id}/cancel.
+//
+// Replicate documents no idempotency key, so a create whose answer was lost
+// stays ambiguous: the task goes to review rather than to a second create.
+//
+// Each model's input names and the values it can take live in one table
+// (models.go); Validate and Submit share the mapping, so a job Validate
+// accepts is one Submit can send. Input files go as data: URIs, which
+// Replicate accepts for file inputs.
+//
+// Sources followed: Replicate's HTTP API reference as summarised in
+// replicate/skills (skills/replicate/references/HTTP_API.md, PREDICTIONS.md)
+// and https://replicate.com/docs/topics/predictions/create-a-prediction (the
+// endpoints, prediction object, states including "aborted" from
+// replicate-python PR #460, the {"title","detail","status"} error shape);
+// https://replicate.com/docs/topics/predictions/data-retention (one-hour
+// output retention, data_removed); and the models' API pages on
+// replicate.com (…/versions/…/api) for input names: flux-dev, flux-schnell,
+// nano-banana, seedream-4.5, kling-v2.1, veo-3-fast, seedance-1-pro,
+// sora-2-pro, wan-2.5-i2v, gen4-turbo. Entries for the other models follow
+// the anchors notes (§4) and their families' conventions; see models.go.
+package replicate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/upstream"
+)
+
+// DefaultBaseURL is Replicate's API.
+const DefaultBaseURL = "https://api.replicate.com/v1"
+
+// First poll delays: images usually take seconds, videos minutes.
+const (
+	imageDelay = 2 * time.Second
+	videoDelay = 10 * time.Second
+)
+
+var (
+	_ gengate.Engine    = (*Engine)(nil)
+	_ gengate.Validator = (*Engine)(nil)
+	_ gengate.Canceler  = (*Engine)(nil)
+)
+
+// Config configures the engine.
+type Config struct {
+	// APIKey is the Replicate API token (REPLICATE_API_TOKEN).
+	APIKey string
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// HTTP defaults to a client with connect and header timeouts.
+	HTTP *http.Client
+}
+
+// Engine runs jobs on Replicate. It keeps no state between calls.
+type Engine struct {
+	client *upstream.Client
+}
+
+// New returns a Replicate engine.
+func New(cfg Config) *Engine {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.HTTP == nil {
+		cfg.HTTP = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: 60 * time.Second,
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost:   8,
+			ForceAttemptHTTP2:     true,
+		}}
+	}
+	key := cfg.APIKey
+	return &Engine{client: &upstream.Client{
+		Name:    "replicate",
+		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		HTTP:    cfg.HTTP,
+		Auth:    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) },
+		Secrets: []string{key},
+		Explain: explain,
+	}}
+}
+
+// Name returns "replicate".
+func (e *Engine) Name() string { return "replicate" }
+
+// Repeatable returns false: a prediction is paid work.
+func (e *Engine) Repeatable() bool { return false }
+
+// Validate reports, before any charge, whether the route's model can do
+// every option and input of the job.
+func (e *Engine) Validate(job gengate.Job) error {
+	return unsupported(mapJob(job, false))
+}
+
+func unsupported(m mapping) error {
+	if len(m.fields) == 0 {
+		return nil
+	}
+	return &gengate.Error{Code: gengate.EUnsupportedOption,
+		Message: "the model's Replicate route cannot do " + m.fields[0].Field, Fields: m.fields}
+}
+
+// prediction is Replicate's prediction object, as far as the engine reads it.
+type prediction struct {
+	ID          string          `json:"id"`
+	Status      string          `json:"status"`
+	Output      json.RawMessage `json:"output"`
+	Error       json.RawMessage `json:"error"`
+	DataRemoved bool            `json:"data_removed"`
+}
+
+// Submit creates the job's prediction.
+func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
+	if job.Route.Upstream == "" {
+		return gengate.Progress{}, gengate.Errorf(gengate.EInvalid, "replicate: the route names no model")
+	}
+	m := mapJob(job, true)
+	if err := unsupported(m); err != nil {
+		return gengate.Progress{}, err
+	}
+	for k, v := range job.Route.Params {
+		m.input[k] = v
+	}
+	name, version := model(job.Route.Upstream)
+	req := upstream.Request{Method: http.MethodPost}
+	if version != "" {
+		req.Path = "/predictions"
+		req.JSON = map[string]any{"version": job.Route.Upstream, "input": m.input}
+	} else {
+		owner, mname, ok := strings.Cut(name, "/")
+		if !ok || owner == "" || mname == "" {
+			return gengate.Progress{}, gengate.Errorf(gengate.EInvalid, "replicate: route model %q is not owner/name", name)
+		}
+		req.Path = "/models/" + url.PathEscape(owner) + "/" + url.PathEscape(mname) + "/predictions"
+		req.JSON = map[string]any{"input": m.input}
+	}
+	var p prediction
+	if err := e.client.Submit(ctx, req, &p); err != nil {
+		return gengate.Progress{}, err
+	}
+	if p.ID == "" {
+		return gengate.Progress{}, fmt.Errorf("replicate: prediction created but its answer has no id")
+	}
+	return gengate.Progress{UpstreamID: p.ID, RetryAfter: delay(job)}, nil
+}
+
+// Check reads the prediction and, once it has succeeded, downloads its
+// outputs.
+func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) (gengate.Progress, error) {
+	if upstreamID == "" || strings.ContainsAny(upstreamID, "/?#") {
+		return gengate.Progress{}, gengate.Errorf(gengate.EFailed, "replicate: malformed upstream id %q", upstreamID)
+	}
+	var p prediction
+	if err := e.client.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: "/predictions/" + upstreamID}, &p); err != nil {
+		return gengate.Progress{}, err
+	}
+	switch p.Status {
+	case "starting", "processing":
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job)}, nil
+	case "succeeded":
+	case "failed", "canceled", "aborted":
+		return gengate.Progress{}, failure(p, e.client)
+	default:
+		return gengate.Progress{}, fmt.Errorf("replicate: prediction %s has unknown status %q", upstreamID, p.Status)
+	}
+	if p.DataRemoved {
+		return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: "replicate deleted the prediction's outputs (retention period) before they were fetched"}
+	}
+	urls, err := outputURLs(p.Output)
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	if len(urls) == 0 {
+		return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: "replicate reported success with no output"}
+	}
+	outs := make([]gengate.Output, 0, len(urls))
+	for _, u := range urls {
+		o, err := e.client.Download(ctx, u, job.Type)
+		if err != nil {
+			return gengate.Progress{}, err
+		}
+		outs = append(outs, o)
+	}
+	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs}, nil
+}
+
+// Cancel asks Replicate to stop the prediction.
+func (e *Engine) Cancel(ctx context.Context, job gengate.Job, upstreamID string) error {
+	if upstreamID == "" || strings.ContainsAny(upstreamID, "/?#") {
+		return gengate.Errorf(gengate.EInvalid, "replicate: malformed upstream id %q", upstreamID)
+	}
+	return e.client.Poll(ctx, upstream.Request{Method: http.MethodPost, Path: "/predictions/" + upstreamID + "/cancel"}, nil)
+}
+
+func delay(job gengate.Job) time.Duration {
+	if job.Type == "video" {
+		return videoDelay
+	}
+	return imageDelay
+}
+
+// outputURLs reads a prediction's output: a URL or a list of URLs (other
+// shapes, such as a model's {"image": url} object, give their URL values).
+func outputURLs(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("replicate: unreadable output: %v", err)
+	}
+	var urls []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "data:") {
+				urls = append(urls, v)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				walk(v[k])
+			}
+		}
+	}
+	walk(v)
+	return urls, nil
+}
+
+// failure turns a failed, canceled or aborted prediction into a Failed
+// error with the code its error text points to.
+func failure(p prediction, c *upstream.Client) error {
+	msg := upstream.Message(append(append([]byte(`{"error":`), orNull(p.Error)...), '}'))
+	if msg == "" {
+		msg = "prediction " + p.Status
+	}
+	return &gengate.UpstreamError{Kind: gengate.Failed, Code: classify(msg),
+		Message: "replicate: " + c.Clean(msg)}
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// classify reads a failure text: Replicate's safety checkers fail
+// predictions with texts like "flagged as sensitive (E005)" or "NSFW
+// content detected".
+func classify(msg string) string {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"nsfw", "sensitive", "flagged", "safety", "content policy", "moderation", "e005"} {
+		if strings.Contains(m, w) {
+			return gengate.CodeContentPolicy
+		}
+	}
+	for _, w := range []string{"invalid input", "input validation", "e006", "cannot identify image", "unsupported image"} {
+		if strings.Contains(m, w) {
+			return gengate.CodeRejectedInput
+		}
+	}
+	return gengate.CodeUpstream
+}
+
+// explain reads Replicate's error answers ({"title","detail","status"}).
+func explain(status int, body []byte) (code, message string) {
+	var e struct {
+		Title  string `json:"title"`
+		Detail string `json:"detail"`
+	}
+	if json.Unmarshal(body, &e) == nil && (e.Title != "" || e.Detail != "") {
+		message = e.Detail
+		if message == "" {
+			message = e.Title
+		}
+	}
+	if status/100 == 4 && status != http.StatusTooManyRequests && message != "" && classify(message) == gengate.CodeContentPolicy {
+		code = gengate.CodeContentPolicy
+	}
+	return code, message
+}

@@ -1,0 +1,482 @@
+// Package replicatetest is a fake of Replicate's predictions API for tests,
+// written from Replicate's documentation, not from its code: the HTTP API
+// reference (replicate/skills HTTP_API.md and PREDICTIONS.md, and
+// https://replicate.com/docs/topics/predictions/create-a-prediction) for the
+// endpoints, the prediction object, its states and the
+// {"title","detail","status"} error bodies; the data-retention page
+// (https://replicate.com/docs/topics/predictions/data-retention) for
+// deleted outputs and data_removed; and the models' API pages for output
+// shapes (a list of URLs for models with num_outputs, else one URL).
+//
+// It serves POST /v1/models/{owner}/{name}/predictions, POST
+// /v1/predictions (with "version"), GET /v1/predictions/{id} and POST
+// /v1/predictions/{id}/cancel, checks "Authorization: Bearer <key>" and
+// serves outputs from its own /files/ URLs: real PNG or JPEG images of the
+// requested aspect ratio, and small MP4 files (an ftyp box).
+package replicatetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a fake Replicate API.
+type Server struct {
+	srv *httptest.Server
+	key string
+
+	mu          sync.Mutex
+	preds       map[string]*pred
+	files       map[string][]byte
+	seq         int
+	submissions int
+	last        map[string]any
+	hold        bool
+	polls       int
+	failSubmit  []int
+	failPoll    []int
+	reset       bool
+	failJobs    string
+	deleted     bool
+	cancels     int
+}
+
+type pred struct {
+	id, model, version, status, errText string
+	input                               map[string]any
+	polls                               int
+	held                                bool
+	failWith                            string
+	output                              any
+	created                             time.Time
+}
+
+// New starts a fake Replicate API, closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}, polls: 1}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/models/{owner}/{name}/predictions", s.handleCreate)
+	mux.HandleFunc("POST /v1/predictions", s.handleCreate)
+	mux.HandleFunc("GET /v1/predictions/{id}", s.handleGet)
+	mux.HandleFunc("POST /v1/predictions/{id}/cancel", s.handleCancel)
+	mux.HandleFunc("GET /files/{name}", s.handleFile)
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL returns the base URL to configure (the fake's /v1).
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Key returns the API token the fake accepts.
+func (s *Server) Key() string { return s.key }
+
+// Submissions returns how many predictions the fake created.
+func (s *Server) Submissions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.submissions
+}
+
+// Cancels returns how many cancel calls the fake answered.
+func (s *Server) Cancels() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancels
+}
+
+// LastRequest returns the JSON body of the last accepted create.
+func (s *Server) LastRequest() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// Hold keeps accepted predictions processing until Release.
+func (s *Server) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = true
+}
+
+// Release lets held predictions complete on their next poll.
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = false
+	for _, p := range s.preds {
+		if p.held {
+			p.held, p.polls = false, 1<<30
+		}
+	}
+}
+
+// SetPolls makes predictions complete on their n-th status read (default 1).
+func (s *Server) SetPolls(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls = max(n, 1)
+}
+
+// FailSubmits makes the next n creates answer status with Replicate's
+// error body, creating nothing (429 carries Retry-After: 1).
+func (s *Server) FailSubmits(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failSubmit = append(s.failSubmit, status)
+	}
+}
+
+// FailPolls makes the next n status reads answer status.
+func (s *Server) FailPolls(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failPoll = append(s.failPoll, status)
+	}
+}
+
+// ResetNextSubmit makes the next create succeed and then reset the
+// connection without an answer.
+func (s *Server) ResetNextSubmit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset = true
+}
+
+// FailJobs makes predictions created from now on fail: reason "error" (a
+// model error) or "content_policy" (the safety checker's E005 failure).
+func (s *Server) FailJobs(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failJobs = reason
+}
+
+// DeleteOutputs deletes every output served so far, as Replicate does an
+// hour after a prediction: the files answer 404 and the predictions say
+// data_removed.
+func (s *Server) DeleteOutputs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleted = true
+	s.files = map[string][]byte{}
+}
+
+func problem(w http.ResponseWriter, status int, title, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"title": title, "detail": detail, "status": status})
+}
+
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		problem(w, http.StatusUnauthorized, "Unauthenticated", "You did not pass an authentication token")
+		return false
+	}
+	if h != "Bearer "+s.key {
+		problem(w, http.StatusUnauthorized, "Unauthenticated", "You did not pass a valid authentication token")
+		return false
+	}
+	return true
+}
+
+func failStatus(w http.ResponseWriter, status int) {
+	switch {
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+		problem(w, status, "Request was throttled.", "Request was throttled. Expected available in 1 second.")
+	case status == http.StatusUnprocessableEntity:
+		problem(w, status, "Input validation failed", "- input.prompt: Invalid type. Expected: string, given: null")
+	case status >= 500:
+		problem(w, status, http.StatusText(status), "Something went wrong on Replicate's side. Please try again.")
+	default:
+		problem(w, status, http.StatusText(status), "The request was refused.")
+	}
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&body); err != nil {
+		problem(w, http.StatusBadRequest, "Invalid JSON", "The request body is not valid JSON.")
+		return
+	}
+	input, ok := body["input"].(map[string]any)
+	if !ok {
+		problem(w, http.StatusUnprocessableEntity, "Input validation failed", "- (root): input is required")
+		return
+	}
+	modelName := r.PathValue("owner") + "/" + r.PathValue("name")
+	version := ""
+	if r.PathValue("owner") == "" {
+		v, _ := body["version"].(string)
+		if v == "" {
+			problem(w, http.StatusUnprocessableEntity, "Input validation failed", "- (root): version is required")
+			return
+		}
+		modelName, version, _ = strings.Cut(v, ":")
+	}
+	if d, bad := invalidInput(input); bad {
+		problem(w, http.StatusUnprocessableEntity, "Input validation failed", d)
+		return
+	}
+
+	s.mu.Lock()
+	if len(s.failSubmit) > 0 {
+		status := s.failSubmit[0]
+		s.failSubmit = s.failSubmit[1:]
+		s.mu.Unlock()
+		failStatus(w, status)
+		return
+	}
+	s.seq++
+	p := &pred{id: fmt.Sprintf("fake%06dxq7m3rzpk2", s.seq), model: modelName, version: version,
+		status: "starting", input: input, held: s.hold, failWith: s.failJobs, created: time.Now().UTC()}
+	s.preds[p.id] = p
+	s.submissions++
+	s.last = body
+	reset := s.reset
+	s.reset = false
+	obj := s.object(p)
+	s.mu.Unlock()
+
+	if reset {
+		hijackReset(w)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	json.NewEncoder(w).Encode(obj)
+}
+
+// invalidInput checks the few things every model validates.
+func invalidInput(in map[string]any) (string, bool) {
+	if p, ok := in["prompt"]; ok {
+		if _, isString := p.(string); !isString {
+			return "- input.prompt: Invalid type. Expected: string", true
+		}
+	}
+	if a, ok := in["aspect_ratio"].(string); ok && a != "landscape" && a != "portrait" {
+		w, h, ok := strings.Cut(a, ":")
+		if _, err := strconv.Atoi(w); !ok || err != nil {
+			return "- input.aspect_ratio: aspect_ratio must be one of the following: \"1:1\", \"16:9\", ...", true
+		}
+		if _, err := strconv.Atoi(h); err != nil {
+			return "- input.aspect_ratio: aspect_ratio must be one of the following: \"1:1\", \"16:9\", ...", true
+		}
+	}
+	for k, v := range in {
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "data:") && !strings.Contains(s, ";base64,") {
+			return "- input." + k + ": Does not match format 'uri'", true
+		}
+	}
+	return "", false
+}
+
+func hijackReset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("replicatetest: connection cannot be hijacked")
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	if len(s.failPoll) > 0 {
+		status := s.failPoll[0]
+		s.failPoll = s.failPoll[1:]
+		s.mu.Unlock()
+		failStatus(w, status)
+		return
+	}
+	p, ok := s.preds[r.PathValue("id")]
+	if !ok {
+		s.mu.Unlock()
+		problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
+		return
+	}
+	s.advance(p)
+	obj := s.object(p)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(obj)
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.preds[r.PathValue("id")]
+	if !ok {
+		problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
+		return
+	}
+	s.cancels++
+	if p.status == "starting" || p.status == "processing" {
+		p.status = "canceled"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(s.object(p))
+}
+
+func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	data, ok := s.files[r.PathValue("name")]
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", http.DetectContentType(data))
+	w.Write(data)
+}
+
+// advance moves p one status read along: starting → processing → done.
+func (s *Server) advance(p *pred) {
+	if p.status != "starting" && p.status != "processing" {
+		return
+	}
+	p.polls++
+	if p.held || p.polls < s.polls {
+		p.status = "processing"
+		return
+	}
+	switch p.failWith {
+	case "content_policy":
+		p.status, p.errText = "failed", "The input or output was flagged as sensitive. Please try again with different inputs. (E005)"
+		return
+	case "error":
+		p.status, p.errText = "failed", "Prediction failed: CUDA error: out of memory"
+		return
+	}
+	p.status = "succeeded"
+	p.output = s.render(p)
+}
+
+// render makes p's output files and returns the output value.
+func (s *Server) render(p *pred) any {
+	video := strings.Contains(p.model, "video") || strings.Contains(p.model, "veo") || strings.Contains(p.model, "kling") ||
+		strings.Contains(p.model, "sora") || strings.Contains(p.model, "hailuo") || strings.Contains(p.model, "seedance") ||
+		strings.Contains(p.model, "gen4") || strings.Contains(p.model, "pixverse") || strings.Contains(p.model, "wan-") ||
+		p.input["duration"] != nil || p.input["seconds"] != nil
+	if video {
+		name := p.id + "-0.mp4"
+		s.files[name] = fakeMP4()
+		return s.srv.URL + "/files/" + name
+	}
+	n := 1
+	if f, ok := p.input["num_outputs"].(float64); ok && f > 1 {
+		n = int(f)
+	}
+	format, _ := p.input["output_format"].(string)
+	if format == "" {
+		format, _ = p.input["format"].(string)
+	}
+	w, h := dims(p.input)
+	urls := make([]any, n)
+	for i := range n {
+		data, ext := fakeImage(w, h, format, i)
+		name := fmt.Sprintf("%s-%d.%s", p.id, i, ext)
+		s.files[name] = data
+		urls[i] = s.srv.URL + "/files/" + name
+	}
+	if _, list := p.input["num_outputs"]; list {
+		return urls
+	}
+	return urls[0]
+}
+
+// dims picks an image size for the input's aspect ratio or size.
+func dims(in map[string]any) (int, int) {
+	if w, ok := in["width"].(float64); ok {
+		if h, ok := in["height"].(float64); ok {
+			return int(w) / 8, int(h) / 8
+		}
+	}
+	if a, ok := in["aspect_ratio"].(string); ok {
+		ws, hs, _ := strings.Cut(a, ":")
+		wr, err1 := strconv.Atoi(ws)
+		hr, err2 := strconv.Atoi(hs)
+		if err1 == nil && err2 == nil && wr > 0 && hr > 0 {
+			return 16 * wr, 16 * hr
+		}
+	}
+	return 128, 128
+}
+
+func fakeImage(w, h int, format string, i int) ([]byte, string) {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), uint8(40 * i), 255})
+		}
+	}
+	var b bytes.Buffer
+	if format == "jpg" || format == "jpeg" {
+		jpeg.Encode(&b, img, &jpeg.Options{Quality: 80})
+		return b.Bytes(), "jpg"
+	}
+	png.Encode(&b, img)
+	return b.Bytes(), "png"
+}
+
+// fakeMP4 is an ftyp box followed by an empty mdat box.
+func fakeMP4() []byte {
+	b := []byte{0, 0, 0, 24, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0, 'i', 's', 'o', 'm', 'm', 'p', '4', '1'}
+	return append(b, 0, 0, 0, 8, 'm', 'd', 'a', 't')
+}
+
+// object is p as Replicate's prediction JSON.
+func (s *Server) object(p *pred) map[string]any {
+	base := s.srv.URL + "/v1/predictions/" + p.id
+	obj := map[string]any{
+		"id": p.id, "model": p.model, "version": p.version, "input": p.input, "status": p.status,
+		"logs": "", "output": nil, "error": nil, "data_removed": false, "source": "api",
+		"created_at": p.created.Format(time.RFC3339Nano),
+		"urls":       map[string]string{"get": base, "cancel": base + "/cancel", "web": "https://replicate.com/p/" + p.id},
+	}
+	switch p.status {
+	case "succeeded":
+		obj["output"] = p.output
+		obj["metrics"] = map[string]any{"predict_time": 1.2}
+		if s.deleted {
+			obj["output"], obj["data_removed"] = nil, true
+		}
+	case "failed":
+		obj["error"] = p.errText
+		obj["logs"] = "Traceback (most recent call last):\n" + p.errText
+	}
+	return obj
+}
