@@ -365,7 +365,7 @@ func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		e := &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream, Status: resp.StatusCode,
-			Message: fmt.Sprintf("%s output download answered %d", c.Name, resp.StatusCode),
+			Message:    fmt.Sprintf("%s output download answered %d", c.Name, resp.StatusCode),
 			RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), c.now())}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			return gengate.Output{}, e
