@@ -30,6 +30,11 @@ type Config struct {
 	MaxBody      int64
 	RateLimit    float64
 	RateBurst    int
+	// ConfigFile is the --config YAML file of providers and routes.
+	ConfigFile string
+	// Storage is where outputs go: a directory (default <data>/files) or
+	// s3://bucket[/prefix]?endpoint=host:port (see docs/deploy.md).
+	Storage string
 }
 
 // Validate names the first bad field.
@@ -144,6 +149,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.PublicURL, "public-url", "", "base URL of output files (default: the request's host)")
 	f.str(&c.Role, "role", "all", "all, api (HTTP only) or worker (task steps only)")
 	f.str(&c.Prices, "prices", "", `JSON file of price overrides: {"prices": {"flux": 5}}`)
+	f.str(&c.ConfigFile, "config", "", "YAML file of upstream providers and routes (docs/providers.md)")
+	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
 	var maxBody int
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),

@@ -367,7 +367,13 @@ func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output
 		e := &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream, Status: resp.StatusCode,
 			Message:    fmt.Sprintf("%s output download answered %d", c.Name, resp.StatusCode),
 			RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), c.now())}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		switch {
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+			return gengate.Output{}, e
+		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+			// The upstream no longer has the file (past its retention):
+			// waiting will not bring it back.
+			e.Kind, e.Message = gengate.Failed, e.Message+": the output is no longer there"
 			return gengate.Output{}, e
 		}
 		return gengate.Output{}, errors.New(e.Message)

@@ -151,7 +151,7 @@ func TestDownloadStatuses(t *testing.T) {
 	if _, err := c.Download(context.Background(), "/busy", "image"); kindOf(err) != gengate.Busy {
 		t.Fatalf("busy: %v", err)
 	}
-	if _, err := c.Download(context.Background(), "/gone", "image"); err == nil || kindOf(err) != 0 {
+	if _, err := c.Download(context.Background(), "/gone", "image"); kindOf(err) != gengate.Failed {
 		t.Fatalf("gone: %v", err)
 	}
 }

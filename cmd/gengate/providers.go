@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/fal"
+	"github.com/gengate/gengate/internal/engine/replicate"
+	"github.com/gengate/gengate/internal/engine/sandbox"
+)
+
+// fileConfig is the --config YAML file: upstream providers and the routes
+// of models to them. docs/providers.md documents it.
+type fileConfig struct {
+	Providers map[string]providerConfig `yaml:"providers"`
+	// Routes lists, per catalog model id, the routes tried in order:
+	// {provider, model, ...} where the other keys are upstream parameters.
+	Routes map[string][]map[string]any `yaml:"routes"`
+}
+
+// providerConfig configures one upstream provider. Type is the engine
+// kind (fal, replicate, openai, google, comfyui, openai-compatible); it
+// defaults to the provider's name, so only extra instances such as a
+// LocalAI server need it.
+type providerConfig struct {
+	Type    string `yaml:"type"`
+	APIKey  string `yaml:"apiKey"`
+	BaseURL string `yaml:"baseUrl"`
+}
+
+// providerEnv is the usual environment variable of each provider: setting
+// it alone configures the provider with its real base URL. COMFYUI_URL is
+// a base URL, the others are API keys.
+var providerEnv = map[string]string{
+	"fal":       "FAL_KEY",
+	"replicate": "REPLICATE_API_TOKEN",
+	"openai":    "OPENAI_API_KEY",
+	"google":    "GEMINI_API_KEY",
+	"comfyui":   "COMFYUI_URL",
+}
+
+// engineKinds builds an engine of each kind from its provider settings.
+var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine, error){
+	"fal": func(_ string, p providerConfig) (gengate.Engine, error) {
+		return fal.New(fal.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+	},
+	"replicate": func(_ string, p providerConfig) (gengate.Engine, error) {
+		return replicate.New(replicate.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+	},
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${NAME} with the environment variable's value; an unset
+// variable is an error naming it (never its value).
+func expand(field, s string, getenv func(string) string) (string, error) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := envRef.FindStringSubmatch(ref)[1]
+		v := getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s: environment variable %s is not set", field, missing[0])
+	}
+	return out, nil
+}
+
+// loadFileConfig reads the --config file; an empty path is no file.
+func loadFileConfig(path string) (*fileConfig, error) {
+	fc := &fileConfig{}
+	if path == "" {
+		return fc, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(fc); err != nil && !errors.Is(err, errEOF(err)) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return fc, nil
+}
+
+// errEOF lets an empty file pass: yaml reports io.EOF for it.
+func errEOF(err error) error {
+	if err != nil && err.Error() == "EOF" {
+		return err
+	}
+	return errors.New("not EOF")
+}
+
+// engines holds what the configuration turned into.
+type engines struct {
+	All map[string]gengate.Engine
+	// Providers names the configured upstream providers, sorted.
+	Providers []string
+	Routes    map[string][]gengate.Route
+}
+
+// buildEngines makes the engines of the configuration: the sandbox and the
+// built-in engines always, and one engine per configured provider, from
+// the file or, with no file entry, from the provider's usual environment
+// variable. Secrets are used only to build the engines.
+func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration) (*engines, error) {
+	out := &engines{All: map[string]gengate.Engine{"sandbox": sandbox.New(sandboxDelay)}, Routes: map[string][]gengate.Route{}}
+	providers := map[string]providerConfig{}
+	for name, env := range providerEnv {
+		if v := getenv(env); v != "" {
+			p := providerConfig{Type: name, APIKey: v}
+			if name == "comfyui" {
+				p = providerConfig{Type: name, BaseURL: v}
+			}
+			providers[name] = p
+		}
+	}
+	for name, p := range fc.Providers {
+		if name == "sandbox" || name == "builtin" {
+			return nil, fmt.Errorf("providers.%s: %s is built in and takes no settings", name, name)
+		}
+		var err error
+		if p.APIKey, err = expand("providers."+name+".apiKey", p.APIKey, getenv); err != nil {
+			return nil, err
+		}
+		if p.BaseURL, err = expand("providers."+name+".baseUrl", p.BaseURL, getenv); err != nil {
+			return nil, err
+		}
+		if p.Type == "" {
+			p.Type = name
+		}
+		if env := providerEnv[p.Type]; p.APIKey == "" && p.Type != "comfyui" && env != "" && p.Type == name {
+			p.APIKey = getenv(env)
+		}
+		if p.Type == "comfyui" && p.BaseURL == "" {
+			p.BaseURL = getenv("COMFYUI_URL")
+		}
+		providers[name] = p
+	}
+	for name, p := range providers {
+		build, ok := engineKinds[p.Type]
+		if !ok {
+			return nil, fmt.Errorf("providers.%s: unknown provider type %q (known: %s)", name, p.Type, strings.Join(kinds(), ", "))
+		}
+		eng, err := build(name, p)
+		if err != nil {
+			return nil, fmt.Errorf("providers.%s: %w", name, err)
+		}
+		out.All[name] = eng
+		out.Providers = append(out.Providers, name)
+	}
+	sort.Strings(out.Providers)
+	for modelID, list := range fc.Routes {
+		if _, ok := catalog.Model(modelID); !ok {
+			return nil, fmt.Errorf("routes.%s: no such model in the catalog", modelID)
+		}
+		routes := []gengate.Route{}
+		for i, r := range list {
+			field := fmt.Sprintf("routes.%s[%d]", modelID, i)
+			provider, _ := r["provider"].(string)
+			model, _ := r["model"].(string)
+			if provider == "" {
+				return nil, fmt.Errorf("%s: provider is required", field)
+			}
+			if _, ok := out.All[provider]; !ok && provider != "builtin" {
+				return nil, fmt.Errorf("%s: provider %q is not configured", field, provider)
+			}
+			if model == "" {
+				model = modelID
+			}
+			params := map[string]any{}
+			for k, v := range r {
+				if k != "provider" && k != "model" {
+					params[k] = v
+				}
+			}
+			if len(params) == 0 {
+				params = nil
+			}
+			routes = append(routes, gengate.Route{Engine: provider, Upstream: model, Params: params})
+		}
+		out.Routes[modelID] = routes
+	}
+	return out, nil
+}
+
+func kinds() []string {
+	var k []string
+	for name := range engineKinds {
+		k = append(k, name)
+	}
+	sort.Strings(k)
+	return k
+}

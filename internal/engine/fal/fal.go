@@ -1,0 +1,369 @@
+package fal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/upstream"
+)
+
+// DefaultBaseURL is fal's queue API.
+const DefaultBaseURL = "https://queue.fal.run"
+
+// First poll delays; fal's queue gives no Retry-After of its own.
+const (
+	imageDelay = 2 * time.Second
+	videoDelay = 10 * time.Second
+	maxDelay   = 30 * time.Second
+)
+
+// outputLifetime asks fal to keep outputs a day: gengate copies them the
+// moment a request completes, and a day covers any retry of that step.
+const outputLifetime = `{"expiration_duration_seconds": 86400}`
+
+var (
+	_ gengate.Engine    = (*Engine)(nil)
+	_ gengate.Validator = (*Engine)(nil)
+	_ gengate.Canceler  = (*Engine)(nil)
+)
+
+// Config configures the engine.
+type Config struct {
+	// APIKey is the fal key (FAL_KEY), sent as "Authorization: Key <key>".
+	APIKey string
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// HTTP defaults to a client with connection timeouts; each call has its
+	// own deadline (upstream.SubmitTimeout, PollTimeout, DownloadTimeout).
+	HTTP *http.Client
+}
+
+// Engine runs jobs on fal's queue API. It keeps nothing between calls:
+// the upstream id names the endpoint and request, so any Engine value (a
+// new process after a crash) can check any request.
+type Engine struct {
+	client *upstream.Client
+}
+
+// New returns a fal engine.
+func New(cfg Config) *Engine {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.HTTP == nil {
+		cfg.HTTP = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: upstream.SubmitTimeout,
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost:   16,
+		}}
+	}
+	key := cfg.APIKey
+	return &Engine{client: &upstream.Client{
+		Name:    "fal",
+		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		HTTP:    cfg.HTTP,
+		Auth:    func(r *http.Request) { r.Header.Set("Authorization", "Key "+key) },
+		Secrets: []string{key},
+		Explain: explain,
+	}}
+}
+
+// Name returns "fal".
+func (e *Engine) Name() string { return "fal" }
+
+// Repeatable returns false: a fal request is paid work.
+func (e *Engine) Repeatable() bool { return false }
+
+// Validate reports whether the routed endpoint can do every option of job.
+func (e *Engine) Validate(job gengate.Job) error {
+	_, err := plan(job)
+	return err
+}
+
+// Submit puts the job on fal's queue. The upstream id is
+// "<endpoint>|<request_id>".
+func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
+	req, err := plan(job)
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	var out struct {
+		RequestID string `json:"request_id"`
+	}
+	err = e.client.Submit(ctx, upstream.Request{Method: http.MethodPost, Path: req.endpoint, JSON: req.body,
+		Header: http.Header{"X-Fal-Object-Lifecycle-Preference": {outputLifetime}}}, &out)
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	if out.RequestID == "" || strings.ContainsAny(out.RequestID, "|/?#") {
+		// Accepted, but there is nothing to poll: a person must look.
+		return gengate.Progress{}, fmt.Errorf("fal: submit accepted without a usable request_id (%q)", e.client.Clean(out.RequestID))
+	}
+	return gengate.Progress{UpstreamID: req.endpoint + "|" + out.RequestID, RetryAfter: delay(job, 0)}, nil
+}
+
+// delay is the wait before the next status read: the first-poll delay for
+// the job's kind, longer while fal reports a queue ahead of it.
+func delay(job gengate.Job, queuePosition int) time.Duration {
+	d := imageDelay
+	if job.Type == "video" {
+		d = videoDelay
+	}
+	return min(d+time.Duration(max(queuePosition, 0))*time.Second, max(maxDelay, d))
+}
+
+// parseID splits an upstream id into the status/result path prefix
+// ("owner/app/requests/<id>") fal wants: only owner/app of the endpoint.
+func parseID(id string) (prefix string, err error) {
+	endpoint, reqID, ok := strings.Cut(id, "|")
+	parts := strings.Split(endpoint, "/")
+	if !ok || reqID == "" || len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return "", gengate.Errorf(gengate.EFailed, "fal: malformed upstream id %q", id)
+	}
+	return parts[0] + "/" + parts[1] + "/requests/" + reqID, nil
+}
+
+type status struct {
+	Status        string `json:"status"`
+	QueuePosition int    `json:"queue_position"`
+	Error         string `json:"error"`
+	ErrorType     string `json:"error_type"`
+}
+
+// Check reads the request's status and, once completed, its result,
+// downloading every output.
+func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) (gengate.Progress, error) {
+	prefix, err := parseID(upstreamID)
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	var st status
+	if err := e.client.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: prefix + "/status"}, &st); err != nil {
+		return gengate.Progress{}, err
+	}
+	switch st.Status {
+	case "IN_QUEUE", "IN_PROGRESS":
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job, st.QueuePosition)}, nil
+	case "COMPLETED":
+	default:
+		return gengate.Progress{}, fmt.Errorf("fal: unknown request status %q", e.client.Clean(st.Status))
+	}
+	res, err := e.result(ctx, prefix, st)
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	outs, err := e.download(ctx, job, res)
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs}, nil
+}
+
+type file struct {
+	URL string `json:"url"`
+}
+
+type result struct {
+	Images []file `json:"images"`
+	Image  *file  `json:"image"`
+	Video  *file  `json:"video"`
+	Videos []file `json:"videos"`
+	NSFW   []bool `json:"has_nsfw_concepts"`
+}
+
+// result reads a completed request's result. A completed request whose
+// result is an error answer (fal stores the app's error status and body)
+// failed for good.
+func (e *Engine) result(ctx context.Context, prefix string, st status) (result, error) {
+	c := *e.client
+	var failStatus int
+	var failBody []byte
+	c.Explain = func(s int, body []byte) (string, string) {
+		failStatus, failBody = s, body
+		return explain(s, body)
+	}
+	var res result
+	err := c.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: prefix}, &res)
+	if err == nil {
+		return res, nil
+	}
+	if failStatus == 0 || failStatus == http.StatusTooManyRequests || (!falError(failBody) && st.Error == "") {
+		return res, err // busy, or not an answer from the app: try again later
+	}
+	code, msg := explain(failStatus, failBody)
+	if failStatus == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "in progress") {
+		// The status read ran ahead of the result: come back shortly.
+		return res, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream, Status: failStatus,
+			Message: "fal result not ready yet", RetryAfter: imageDelay}
+	}
+	if code == "" {
+		code, msg = explainStatus(st)
+	}
+	if msg == "" {
+		msg = st.Error
+	}
+	return res, &gengate.UpstreamError{Kind: gengate.Failed, Code: code, Status: failStatus,
+		Message: "fal request failed: " + c.Clean(msg)}
+}
+
+// download fetches every output file of a result.
+func (e *Engine) download(ctx context.Context, job gengate.Job, res result) ([]gengate.Output, error) {
+	var urls []string
+	flagged := 0
+	for i, f := range res.Images {
+		if i < len(res.NSFW) && res.NSFW[i] {
+			flagged++ // fal blanks images its safety checker flags
+			continue
+		}
+		urls = append(urls, f.URL)
+	}
+	for _, f := range append([]*file{res.Image, res.Video}, ptrs(res.Videos)...) {
+		if f != nil {
+			urls = append(urls, f.URL)
+		}
+	}
+	kind := job.Type
+	if kind != "video" {
+		kind = "image"
+	}
+	var outs []gengate.Output
+	for _, u := range urls {
+		if u == "" {
+			continue
+		}
+		var out gengate.Output
+		var err error
+		if strings.HasPrefix(u, "data:") {
+			out, err = upstream.Base64Output(u, kind)
+		} else {
+			out, err = e.client.Download(ctx, u, kind)
+		}
+		if err != nil {
+			if gone(err) {
+				return nil, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+					Message: "fal deleted the request's outputs before they were copied"}
+			}
+			return nil, err
+		}
+		outs = append(outs, out)
+	}
+	if len(outs) == 0 {
+		if flagged > 0 {
+			return nil, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeContentPolicy,
+				Message: "fal's safety checker flagged every output"}
+		}
+		return nil, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: "fal completed the request without outputs"}
+	}
+	return outs, nil
+}
+
+func ptrs(fs []file) []*file {
+	out := make([]*file, len(fs))
+	for i := range fs {
+		out[i] = &fs[i]
+	}
+	return out
+}
+
+// gone reports whether a download failed because the file no longer
+// exists. upstream.Download reports other statuses than 429/5xx as a plain
+// error whose text names the status.
+func gone(err error) bool {
+	if _, ok := err.(*gengate.UpstreamError); ok {
+		return false
+	}
+	s := err.Error()
+	return strings.HasSuffix(s, "answered 404") || strings.HasSuffix(s, "answered 410")
+}
+
+// Cancel asks fal to cancel the request: a queued one is removed, a
+// running one is signalled. An already completed request is not an error.
+func (e *Engine) Cancel(ctx context.Context, job gengate.Job, upstreamID string) error {
+	prefix, err := parseID(upstreamID)
+	if err != nil {
+		return err
+	}
+	c := *e.client
+	var failStatus int
+	c.Explain = func(s int, body []byte) (string, string) {
+		failStatus = s
+		return explain(s, body)
+	}
+	err = c.Poll(ctx, upstream.Request{Method: http.MethodPut, Path: prefix + "/cancel"}, nil)
+	if err != nil && failStatus == http.StatusBadRequest {
+		return nil // ALREADY_COMPLETED
+	}
+	return err
+}
+
+// falError reports whether body is one of fal's error shapes:
+// {"detail": "..."} or {"detail": [{loc, msg, type}]}.
+func falError(body []byte) bool {
+	var v struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	return json.Unmarshal(body, &v) == nil && len(v.Detail) > 0
+}
+
+// explain reads fal's error bodies into a failure code and a message:
+// model validation errors {"detail":[{loc,msg,type}]} are the input's
+// fault unless their type is a content-policy one; request errors
+// {"detail": "...", "error_type": "..."} are the upstream's.
+func explain(status int, body []byte) (code, msg string) {
+	msg = upstream.Message(body)
+	var v struct {
+		Detail    json.RawMessage `json:"detail"`
+		ErrorType string          `json:"error_type"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return "", msg
+	}
+	var list []struct {
+		Type string `json:"type"`
+		Msg  string `json:"msg"`
+	}
+	if json.Unmarshal(v.Detail, &list) == nil && len(list) > 0 {
+		for _, it := range list {
+			if policy(it.Type) || policy(it.Msg) {
+				return gengate.CodeContentPolicy, msg
+			}
+		}
+		if status/100 == 4 {
+			return gengate.CodeRejectedInput, msg
+		}
+		return "", msg
+	}
+	if policy(v.ErrorType) || policy(msg) {
+		return gengate.CodeContentPolicy, msg
+	}
+	return "", msg
+}
+
+// explainStatus reads the error fields of a status answer.
+func explainStatus(st status) (code, msg string) {
+	if policy(st.ErrorType) || policy(st.Error) {
+		return gengate.CodeContentPolicy, st.Error
+	}
+	return gengate.CodeUpstream, st.Error
+}
+
+// policy reports whether a fal error type or message is a safety refusal.
+func policy(s string) bool {
+	s = strings.ToLower(s)
+	for _, w := range []string{"content_policy", "content policy", "nsfw", "safety", "moderat", "flagged"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}

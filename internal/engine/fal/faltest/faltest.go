@@ -1,0 +1,556 @@
+// Package faltest is an in-process fake of fal's queue API for tests. It
+// is written from fal's documentation, not from captured traffic:
+//
+//   - the queue API (https://docs.fal.ai/model-endpoints/queue and
+//     https://fal.ai/docs/api-reference/inference-api): POST
+//     /{endpoint} answers {request_id, response_url, status_url,
+//     cancel_url}; GET /{owner}/{app}/requests/{id}/status answers 202
+//     while IN_QUEUE or IN_PROGRESS and 200 when COMPLETED; GET
+//     /{owner}/{app}/requests/{id} answers the stored result; PUT
+//     .../cancel answers CANCELLATION_REQUESTED or ALREADY_COMPLETED.
+//     Status, result and cancel use only owner/app of the endpoint.
+//   - authentication "Authorization: Key <key>" (401 with {"detail"}).
+//   - error shapes (https://fal.ai/docs/model-apis/errors and
+//     .../request-errors): model validation errors {"detail":[{loc, msg,
+//     type}]} (422, type "content_policy_violation" for safety refusals,
+//     "image_load_error" for an unreadable input image) and request errors
+//     {"detail": "...", "error_type": "..."} with X-Fal-Error-Type.
+//   - output files on fal's CDN: {"images":[{url, content_type, width,
+//     height}]} or {"image":{...}} for single-image tools, {"video":{url,
+//     content_type}} for videos.
+package faltest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Server is the fake. Its methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+	key string
+
+	mu           sync.Mutex
+	jobs         map[string]*job
+	files        map[string]servedFile
+	submissions  int
+	cancels      int
+	last         map[string]any
+	lastEndpoint string
+	held         bool
+	polls        int
+	failSubmit   failN
+	failPoll     failN
+	reset        bool
+	failReason   string
+	deleted      bool
+}
+
+type failN struct{ status, n int }
+
+type job struct {
+	id, endpoint string
+	body         map[string]any
+	polls        int
+	wasHeld      bool
+	done         bool
+	fail         string
+	result       []byte
+}
+
+type servedFile struct {
+	data  []byte
+	ctype string
+}
+
+// New starts a fake closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{key: "fal-test-" + randomHex(12), jobs: map[string]*job{}, files: map[string]servedFile{}, polls: 1}
+	s.srv = httptest.NewServer(s)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL returns the base URL to configure in place of https://queue.fal.run.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Key returns the API key the fake accepts.
+func (s *Server) Key() string { return s.key }
+
+// Submissions returns how many requests the fake accepted.
+func (s *Server) Submissions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.submissions
+}
+
+// Cancels returns how many cancel calls the fake answered.
+func (s *Server) Cancels() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancels
+}
+
+// LastRequest returns the JSON body of the last accepted submit.
+func (s *Server) LastRequest() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// LastEndpoint returns the endpoint id of the last accepted submit.
+func (s *Server) LastEndpoint() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastEndpoint
+}
+
+// Hold keeps accepted requests queued until Release.
+func (s *Server) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
+}
+
+// Release lets held requests complete on their next status read.
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = false
+}
+
+// SetPolls sets how many status reads a request takes to complete (1 by
+// default: the first read finds it completed).
+func (s *Server) SetPolls(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls = max(n, 1)
+}
+
+// FailSubmits makes the next n submits answer status (429 with
+// Retry-After: 1) and create nothing.
+func (s *Server) FailSubmits(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failSubmit = failN{status, n}
+}
+
+// FailPolls makes the next n status reads answer status.
+func (s *Server) FailPolls(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failPoll = failN{status, n}
+}
+
+// ResetNextSubmit makes the next submit create its request and then reset
+// the connection without answering.
+func (s *Server) ResetNextSubmit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset = true
+}
+
+// FailJobs makes requests accepted from now on fail: reason "error" (a
+// request error, 500) or "content_policy" (a 422 content-policy
+// violation). "" restores success.
+func (s *Server) FailJobs(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failReason = reason
+}
+
+// DeleteOutputs makes every output file answer 404 from now on, as after
+// fal's media expiration.
+func (s *Server) DeleteOutputs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleted = true
+}
+
+// ServeHTTP routes the fake's API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.Trim(r.URL.Path, "/")
+	if name, ok := strings.CutPrefix(path, "files/"); ok && r.Method == http.MethodGet {
+		s.serveFile(w, name)
+		return
+	}
+	switch auth := r.Header.Get("Authorization"); {
+	case auth == "":
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"detail": "Missing authorization header."})
+		return
+	case auth != "Key "+s.key:
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"detail": "No user found for Key ID and Secret."})
+		return
+	}
+	parts := strings.Split(path, "/")
+	if len(parts) >= 4 && parts[2] == "requests" {
+		ownerApp, id, rest := parts[0]+"/"+parts[1], parts[3], strings.Join(parts[4:], "/")
+		switch {
+		case r.Method == http.MethodGet && rest == "status":
+			s.status(w, ownerApp, id)
+		case r.Method == http.MethodGet && rest == "":
+			s.result(w, ownerApp, id)
+		case r.Method == http.MethodPut && rest == "cancel":
+			s.cancel(w, ownerApp, id)
+		default:
+			writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+		}
+		return
+	}
+	if r.Method != http.MethodPost || len(parts) < 2 {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"detail": "Method Not Allowed"})
+		return
+	}
+	s.submit(w, r, path)
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string) {
+	raw, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	if f := &s.failSubmit; f.n > 0 {
+		f.n--
+		status := f.status
+		s.mu.Unlock()
+		failWith(w, status)
+		return
+	}
+	s.mu.Unlock()
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
+			"loc": []any{"body"}, "msg": "Input should be a valid dictionary", "type": "dict_type"}}})
+		return
+	}
+	if loc, ok := badInput(body); !ok {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
+			"loc": []any{"body", loc}, "msg": "Failed to load the image. Please ensure the image file is not corrupted and is in a supported format.",
+			"type": "image_load_error", "url": "https://docs.fal.ai/errors#image_load_error"}}})
+		return
+	}
+	s.mu.Lock()
+	j := &job{id: uuid(), endpoint: endpoint, body: body, fail: s.failReason, wasHeld: s.held}
+	s.jobs[j.id] = j
+	s.submissions++
+	s.last, s.lastEndpoint = body, endpoint
+	reset := s.reset
+	s.reset = false
+	s.mu.Unlock()
+	if reset {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			conn.Close()
+		}
+		return
+	}
+	base := s.srv.URL + "/" + ownerApp(endpoint) + "/requests/" + j.id
+	writeJSON(w, http.StatusOK, map[string]any{"status": "IN_QUEUE", "request_id": j.id,
+		"response_url": base, "status_url": base + "/status", "cancel_url": base + "/cancel", "queue_position": 0})
+}
+
+// badInput checks every file parameter holds a URL or a data: URI of a
+// readable image or video; it names the first that does not.
+func badInput(body map[string]any) (string, bool) {
+	for k, v := range body {
+		if !strings.HasSuffix(k, "_url") && !strings.HasSuffix(k, "_urls") && k != "model_image" && k != "garment_image" {
+			continue
+		}
+		vals, ok := v.([]any)
+		if !ok {
+			vals = []any{v}
+		}
+		for _, it := range vals {
+			u, _ := it.(string)
+			if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+				continue
+			}
+			_, b64, found := strings.Cut(u, ";base64,")
+			if !strings.HasPrefix(u, "data:") || !found {
+				return k, false
+			}
+			data, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil || !media(data) {
+				return k, false
+			}
+		}
+	}
+	return "", true
+}
+
+func media(b []byte) bool {
+	ct := http.DetectContentType(b)
+	return strings.HasPrefix(ct, "image/") || len(b) > 8 && string(b[4:8]) == "ftyp"
+}
+
+func failWith(w http.ResponseWriter, status int) {
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, status, map[string]any{"detail": "Too many requests, please slow down."})
+		return
+	}
+	if status >= 500 {
+		w.Header().Set("X-Fal-Error-Type", "runner_scheduling_failure")
+		writeJSON(w, status, map[string]any{"detail": "No runner could be scheduled for the request.", "error_type": "runner_scheduling_failure"})
+		return
+	}
+	writeJSON(w, status, map[string]any{"detail": http.StatusText(status)})
+}
+
+func (s *Server) find(ownerAppID, id string) *job {
+	j := s.jobs[id]
+	if j == nil || ownerApp(j.endpoint) != ownerAppID {
+		return nil
+	}
+	return j
+}
+
+func (s *Server) status(w http.ResponseWriter, oa, id string) {
+	s.mu.Lock()
+	if f := &s.failPoll; f.n > 0 {
+		f.n--
+		status := f.status
+		s.mu.Unlock()
+		failWith(w, status)
+		return
+	}
+	j := s.find(oa, id)
+	if j == nil {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Request not found"})
+		return
+	}
+	base := s.srv.URL + "/" + oa + "/requests/" + id
+	switch {
+	case j.done:
+	case s.held:
+		j.wasHeld = true
+	case j.wasHeld:
+		j.done = true
+	default:
+		j.polls++
+		j.done = j.polls >= s.polls
+	}
+	done, fail, polled := j.done, j.fail, j.polls > 0
+	s.mu.Unlock()
+	if !done {
+		st := "IN_QUEUE"
+		if polled {
+			st = "IN_PROGRESS"
+		}
+		writeJSON(w, http.StatusAccepted, map[string]any{"status": st, "queue_position": 0, "response_url": base})
+		return
+	}
+	out := map[string]any{"status": "COMPLETED", "response_url": base}
+	switch fail {
+	case "error":
+		out["error"], out["error_type"] = "Internal server error", "internal_error"
+	case "content_policy":
+		out["error"], out["error_type"] = "Unprocessable Entity", "content_policy_violation"
+	case "cancelled":
+		out["error"], out["error_type"] = "Request was cancelled", "request_cancelled"
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) result(w http.ResponseWriter, oa, id string) {
+	s.mu.Lock()
+	j := s.find(oa, id)
+	if j == nil {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Request not found"})
+		return
+	}
+	if !j.done {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request is still in progress"})
+		return
+	}
+	if j.result == nil && j.fail == "" {
+		j.result = s.makeResult(j)
+	}
+	fail, res := j.fail, j.result
+	s.mu.Unlock()
+	switch fail {
+	case "error":
+		w.Header().Set("X-Fal-Error-Type", "internal_error")
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"detail": "Internal server error", "error_type": "internal_error"})
+	case "content_policy":
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
+			"loc": []any{"body", "prompt"}, "msg": "The content could not be processed because it contained material flagged by a content checker.",
+			"type": "content_policy_violation", "url": "https://docs.fal.ai/errors#content_policy_violation"}}})
+	case "cancelled":
+		writeJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request was cancelled", "error_type": "request_cancelled"})
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(res)
+	}
+}
+
+func (s *Server) cancel(w http.ResponseWriter, oa, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancels++
+	j := s.find(oa, id)
+	switch {
+	case j == nil:
+		writeJSON(w, http.StatusNotFound, map[string]any{"status": "NOT_FOUND"})
+	case j.done:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ALREADY_COMPLETED"})
+	default:
+		j.done, j.fail = true, "cancelled"
+		writeJSON(w, http.StatusAccepted, map[string]any{"status": "CANCELLATION_REQUESTED"})
+	}
+}
+
+// makeResult renders a request's outputs, serves them and returns the
+// result body. Called with s.mu held.
+func (s *Server) makeResult(j *job) []byte {
+	if strings.Contains(j.endpoint, "video") || strings.Contains(j.endpoint, "veo") {
+		url := s.serve(j.id+"-0.mp4", mp4(), "video/mp4")
+		b, _ := json.Marshal(map[string]any{"video": map[string]any{"url": url, "content_type": "video/mp4",
+			"file_name": "output.mp4"}, "seed": 42})
+		return b
+	}
+	n := 1
+	if f, ok := j.body["num_images"].(float64); ok && f >= 1 {
+		n = int(f)
+	}
+	format, _ := j.body["output_format"].(string)
+	w, h := size(j.body)
+	var images []any
+	for i := range n {
+		data, ext, ctype := picture(w, h, format, i)
+		url := s.serve(fmt.Sprintf("%s-%d.%s", j.id, i, ext), data, ctype)
+		images = append(images, map[string]any{"url": url, "content_type": ctype, "width": w, "height": h})
+	}
+	out := map[string]any{"images": images, "seed": 42, "has_nsfw_concepts": make([]bool, n), "prompt": j.body["prompt"]}
+	for _, single := range []string{"birefnet", "bria/background/remove", "esrgan", "kolors-virtual-try-on", "faceswap"} {
+		if strings.Contains(j.endpoint, single) {
+			out = map[string]any{"image": images[0]}
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func (s *Server) serve(name string, data []byte, ctype string) string {
+	s.files[name] = servedFile{data, ctype}
+	return s.srv.URL + "/files/" + name
+}
+
+func (s *Server) serveFile(w http.ResponseWriter, name string) {
+	s.mu.Lock()
+	f, ok := s.files[name]
+	deleted := s.deleted
+	s.mu.Unlock()
+	if !ok || deleted {
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", f.ctype)
+	w.Write(f.data)
+}
+
+// size reads the output size a request asks for (image_size preset or
+// {width,height}, or aspect_ratio), scaled down 16 times to keep files
+// small.
+func size(body map[string]any) (int, int) {
+	w, h := 1024, 1024
+	switch v := body["image_size"].(type) {
+	case string:
+		presets := map[string][2]int{"square_hd": {1024, 1024}, "square": {512, 512}, "portrait_4_3": {768, 1024},
+			"portrait_16_9": {576, 1024}, "landscape_4_3": {1024, 768}, "landscape_16_9": {1024, 576}}
+		if p, ok := presets[v]; ok {
+			w, h = p[0], p[1]
+		}
+	case map[string]any:
+		fw, _ := v["width"].(float64)
+		fh, _ := v["height"].(float64)
+		if fw > 0 && fh > 0 {
+			w, h = int(fw), int(fh)
+		}
+	}
+	if ar, ok := body["aspect_ratio"].(string); ok {
+		a, b, _ := strings.Cut(ar, ":")
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		if x > 0 && y > 0 {
+			if x >= y {
+				w, h = 1024, 1024*y/x
+			} else {
+				w, h = 1024*x/y, 1024
+			}
+		}
+	}
+	return max(w/16, 1), max(h/16, 1)
+}
+
+// picture encodes a w×h gradient as JPEG, or PNG for anything else (the
+// standard library encodes no WebP).
+func picture(w, h int, format string, seed int) (data []byte, ext, ctype string) {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), uint8(seed * 60), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if format == "jpeg" {
+		jpeg.Encode(&buf, img, nil)
+		return buf.Bytes(), "jpeg", "image/jpeg"
+	}
+	png.Encode(&buf, img)
+	return buf.Bytes(), "png", "image/png"
+}
+
+// mp4 returns a small file that starts with an ftyp box, as an MP4 does.
+func mp4() []byte {
+	b := []byte{0, 0, 0, 0x18, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0, 'i', 's', 'o', 'm', 'i', 's', 'o', '2'}
+	mdat := append([]byte{0, 0, 0, 16, 'm', 'd', 'a', 't'}, make([]byte, 8)...)
+	return append(b, mdat...)
+}
+
+// ownerApp returns the owner/app part of an endpoint id.
+func ownerApp(endpoint string) string {
+	parts := strings.SplitN(endpoint, "/", 3)
+	if len(parts) < 2 {
+		return endpoint
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func uuid() string {
+	h := randomHex(16)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
