@@ -448,6 +448,7 @@ func (s *Service) RunNext(ctx context.Context) (bool, error) {
 // engine, check on upstream work, or, for a task a crash left in
 // submitting, decide whether it may be submitted again.
 func (s *Service) Step(ctx context.Context, t *Task) error {
+	defer s.holdLease(ctx, t)()
 	eng, ok := s.Engines[t.Engine]
 	if !ok {
 		// The engine is not configured in this process; try again later
@@ -480,6 +481,36 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		return s.checked(ctx, t, p, err)
 	}
 	return nil
+}
+
+// holdLease renews the task's lease while a step runs, so that a slow
+// upstream call (a synchronous image API can take minutes) is never taken
+// for a dead worker's and run a second time. It returns the function that
+// stops the renewal.
+func (s *Service) holdLease(ctx context.Context, t *Task) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	token := t.LeaseToken
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(s.lease() / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := s.Store.ExtendLease(context.WithoutCancel(ctx), t.ID, token, s.now().Add(s.lease())); err != nil {
+					if ErrorCode(err) != EConflict {
+						s.log().WarnContext(ctx, "renew lease", "jobId", t.ID, "err", err)
+						continue
+					}
+					return // the step has ended or lost its claim; its writes are fenced
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // Deadline is when the task is given up: its model's deadline after its

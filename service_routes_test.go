@@ -282,3 +282,45 @@ func TestPollBackoff(t *testing.T) {
 		t.Errorf("last gap %v, want the cap", gaps[len(gaps)-1])
 	}
 }
+
+// TestSlowStepKeepsItsLease: a step that outlasts the task lease (a slow
+// synchronous upstream) keeps renewing it, so no other worker takes the
+// task over and submits it a second time. This test runs on the real clock:
+// the lease is what it tests.
+func TestSlowStepKeepsItsLease(t *testing.T) {
+	forDialects(t, func(t *testing.T, dialect string) {
+		release := make(chan struct{})
+		started := make(chan struct{})
+		fal := &upstream{submit: func(job gengate.Job) (gengate.Progress, error) {
+			close(started)
+			<-release
+			return gengate.Progress{Outputs: pngOutputs(1)}, nil
+		}}
+		d := newDomainWith(t, dialect, fal)
+		d.svc.Now = nil // real time
+		d.svc.Lease = 300 * time.Millisecond
+		task := d.generate("slow", "")
+		done := make(chan error, 1)
+		go func() { _, err := d.svc.RunNext(context.Background()); done <- err }()
+		<-started
+		// Wait out three leases, then try to take the task as another worker.
+		<-time.After(3 * d.svc.Lease)
+		other, err := d.store.ClaimTask(context.Background(), task.ID, "other", time.Now(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other != nil {
+			t.Fatalf("another worker took the task while its step ran (status %s)", other.Status)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got := d.task(task.ID); got.Status != gengate.StatusSucceeded {
+			t.Fatalf("status %s", got.Status)
+		}
+		if s, _ := fal.calls(); s != 1 {
+			t.Fatalf("submitted %d times", s)
+		}
+	})
+}

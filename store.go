@@ -41,6 +41,9 @@ type Store interface {
 	// not), counts the attempt, sets a fresh LeaseToken (starting with
 	// owner) and returns it; nil when there is none.
 	ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*Task, error)
+	// ExtendLease moves the end of the lease the claim with token holds on
+	// the active task to until; EConflict when the claim no longer holds.
+	ExtendLease(ctx context.Context, id, token string, until time.Time) error
 	// SaveStep writes a task's progress (status, upstream id, run time,
 	// attempts, review reason, error) if t.LeaseToken still holds its lease; release
 	// ends the lease. With an empty LeaseToken it is an operator's reopening

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/fal"
+	"github.com/gengate/gengate/internal/engine/openai"
 	"github.com/gengate/gengate/internal/engine/replicate"
 	"github.com/gengate/gengate/internal/engine/sandbox"
 )
@@ -51,6 +52,15 @@ var providerEnv = map[string]string{
 var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine, error){
 	"fal": func(_ string, p providerConfig) (gengate.Engine, error) {
 		return fal.New(fal.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+	},
+	"openai": func(_ string, p providerConfig) (gengate.Engine, error) {
+		return openai.New(openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+	},
+	"openai-compatible": func(name string, p providerConfig) (gengate.Engine, error) {
+		if p.BaseURL == "" {
+			return nil, errors.New("an openai-compatible provider needs baseUrl")
+		}
+		return openai.NewCompatible(name, openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
 	},
 	"replicate": func(_ string, p providerConfig) (gengate.Engine, error) {
 		return replicate.New(replicate.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil

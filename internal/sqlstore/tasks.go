@@ -297,6 +297,19 @@ func leaseGuard(t *gengate.Task) (string, []any) {
 	return `lease_token = $14 AND status IN ` + active, []any{t.LeaseToken}
 }
 
+// ExtendLease renews a claim that still holds its lease.
+func (s *DB) ExtendLease(ctx context.Context, id, token string, until time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND status IN `+active,
+		ms(until), id, token)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 || token == "" {
+		return gengate.Errorf(gengate.EConflict, "task %s is no longer held by this claim", id)
+	}
+	return nil
+}
+
 // SaveStep records an active task's progress under its lease.
 func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {

@@ -73,6 +73,16 @@ type Request struct {
 	Body        []byte
 	ContentType string
 	Header      http.Header
+	// Timeout replaces SubmitTimeout or PollTimeout for this request (a
+	// synchronous image API may need minutes).
+	Timeout time.Duration
+}
+
+func timeout(r Request, def time.Duration) time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return def
 }
 
 func (c *Client) url(p string) string {
@@ -138,7 +148,7 @@ func (c *Client) do(ctx context.Context, r Request) (status int, hdr http.Header
 // Refused or Busy when the upstream definitely did not accept the work, a
 // plain (ambiguous) error when it may have.
 func (c *Client) Submit(ctx context.Context, r Request, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, SubmitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout(r, SubmitTimeout))
 	defer cancel()
 	status, hdr, body, sent, err := c.do(ctx, r)
 	if err != nil {
@@ -164,7 +174,7 @@ func (c *Client) Submit(ctx context.Context, r Request, out any) error {
 // or a plain error (other statuses, unreadable answers): the service
 // retries both, within the task's deadline.
 func (c *Client) Poll(ctx context.Context, r Request, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, PollTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout(r, PollTimeout))
 	defer cancel()
 	status, hdr, body, _, err := c.do(ctx, r)
 	if err != nil {

@@ -1,0 +1,724 @@
+// Package openaitest is an in-process fake of OpenAI's Images and Videos
+// APIs for tests. It is written from OpenAI's documentation, not from the
+// service's behaviour: the API reference for images (generate, edit:
+// https://developers.openai.com/api/reference/resources/images/methods/generate)
+// and videos (create, retrieve, content, delete:
+// https://developers.openai.com/api/docs/guides/video-generation), the
+// OpenAPI-derived field lists in docs.rs openai-client-base and hexdocs
+// ex_openai (sizes; seconds "4", "8", "12" as strings), and the error shape
+// {"error": {"message", "type", "param", "code"}}.
+//
+// It checks the bearer key as OpenAI does (401 invalid_api_key), checks
+// the documented parameter values (400 invalid_value naming the param),
+// answers images synchronously with b64_json, runs videos through queued,
+// in_progress and completed (or failed), and serves video content as a
+// small MP4 (an ftyp box, a free box and an mdat box). Two deliberate
+// departures: a wrong key is echoed in full in the 401 message (OpenAI
+// masks most of it) so tests can see that engines clean it, and a job
+// failed with FailJobs("error") on the Images API answers 200 with an
+// empty data list, the one synchronous answer that means the work failed.
+//
+// Compatible() turns it into a LocalAI-like server: no key, any WxH size,
+// and images answered as `url` items served from the fake itself.
+package openaitest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gen2brain/webp"
+)
+
+// Server is the fake. Its methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+	key string
+
+	mu          sync.Mutex
+	compatible  bool
+	submissions int
+	last        map[string]any
+	lastFiles   map[string][]byte
+	lastHeader  http.Header
+	held        bool
+	release     chan struct{} // closed by Release; images wait on it while held
+	polls       int
+	failSubmit  failure
+	failPoll    failure
+	resetNext   bool
+	failReason  string
+	deleted     bool
+	videos      map[string]*video
+	files       map[string][]byte // output files served under /files/
+}
+
+type failure struct{ status, n int }
+
+type video struct {
+	ID        string         `json:"id"`
+	Object    string         `json:"object"`
+	CreatedAt int64          `json:"created_at"`
+	Status    string         `json:"status"`
+	Model     string         `json:"model"`
+	Progress  int            `json:"progress"`
+	Seconds   string         `json:"seconds"`
+	Size      string         `json:"size"`
+	ExpiresAt *int64         `json:"expires_at"`
+	Error     map[string]any `json:"error"`
+
+	polls  int
+	ready  bool   // released: completes on its next poll
+	reason string // FailJobs reason at creation
+}
+
+// New starts a fake, closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	b := make([]byte, 12)
+	rand.Read(b)
+	s := &Server{key: "sk-test-" + hex.EncodeToString(b), polls: 1, release: make(chan struct{}),
+		videos: map[string]*video{}, files: map[string][]byte{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/images/generations", s.images)
+	mux.HandleFunc("POST /v1/images/edits", s.images)
+	mux.HandleFunc("POST /v1/videos", s.createVideo)
+	mux.HandleFunc("GET /v1/videos/{id}", s.getVideo)
+	mux.HandleFunc("GET /v1/videos/{id}/content", s.videoContent)
+	mux.HandleFunc("DELETE /v1/videos/{id}", s.deleteVideo)
+	mux.HandleFunc("GET /files/{name}", s.file)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "", "", "Invalid URL ("+r.Method+" "+r.URL.Path+")")
+	})
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		s.Release() // held image requests must end before Close returns
+		s.srv.Close()
+	})
+	return s
+}
+
+// URL returns the base URL to configure ("http://127.0.0.1:port/v1").
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Key returns the API key the fake accepts.
+func (s *Server) Key() string { return s.key }
+
+// Compatible makes the fake a LocalAI-like OpenAI-compatible server: no
+// API key needed, any WxH size, images answered as `url` items.
+func (s *Server) Compatible() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.compatible = true
+}
+
+// Submissions returns how many jobs the fake accepted.
+func (s *Server) Submissions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.submissions
+}
+
+// LastRequest returns the last accepted submit's JSON body (numbers as
+// json.Number), or its form fields (strings) with each file part as
+// {"filename", "contentType", "size"}.
+func (s *Server) LastRequest() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// LastFiles returns the file parts of the last accepted multipart submit.
+func (s *Server) LastFiles() map[string][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastFiles
+}
+
+// LastHeader returns the header of the last accepted submit.
+func (s *Server) LastHeader() http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastHeader
+}
+
+// Hold keeps accepted jobs in progress: videos stay in_progress, image
+// requests wait for Release before they answer.
+func (s *Server) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		s.held, s.release = true, make(chan struct{})
+	}
+}
+
+// Release ends Hold: held jobs complete on their next poll.
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		s.held = false
+		close(s.release)
+	}
+	for _, v := range s.videos {
+		v.ready = true
+	}
+}
+
+// SetPolls sets how many status polls a video job takes to complete.
+func (s *Server) SetPolls(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls = max(n, 1)
+}
+
+// FailSubmits makes the next n submits answer status with OpenAI's error
+// body for it, creating nothing.
+func (s *Server) FailSubmits(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failSubmit = failure{status, n}
+}
+
+// FailPolls makes the next n video status reads answer status.
+func (s *Server) FailPolls(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failPoll = failure{status, n}
+}
+
+// ResetNextSubmit makes the next submit create its job and then reset the
+// connection without an answer.
+func (s *Server) ResetNextSubmit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetNext = true
+}
+
+// FailJobs makes jobs accepted from now on fail: reason "error" (a video
+// that ends failed; an image answer with no images) or "content_policy"
+// (a video failed by moderation; an image request refused by the safety
+// system with 400 moderation_blocked).
+func (s *Server) FailJobs(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failReason = reason
+}
+
+// DeleteOutputs makes every output file answer 404 from now on, as after
+// OpenAI's retention period.
+func (s *Server) DeleteOutputs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleted = true
+}
+
+// apiError writes OpenAI's error body.
+func apiError(w http.ResponseWriter, status int, typ, param, code, msg string) {
+	body := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
+	if param != "" {
+		body["param"] = param
+	}
+	if code != "" {
+		body["code"] = code
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": body})
+}
+
+// statusError writes the error OpenAI sends with a status.
+func statusError(w http.ResponseWriter, status int) {
+	switch {
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+		apiError(w, status, "requests", "", "rate_limit_exceeded", "Rate limit reached for requests per min. Please try again in 1s.")
+	case status == http.StatusServiceUnavailable:
+		apiError(w, status, "server_error", "", "", "The engine is currently overloaded, please try again later.")
+	case status >= 500:
+		apiError(w, status, "server_error", "", "", "The server had an error while processing your request. Sorry about that!")
+	case status == http.StatusUnauthorized:
+		apiError(w, status, "invalid_request_error", "", "invalid_api_key", "Incorrect API key provided.")
+	default:
+		apiError(w, status, "invalid_request_error", "", "", http.StatusText(status))
+	}
+}
+
+// authorized checks the bearer key; compatible servers take any.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	compatible := s.compatible
+	s.mu.Unlock()
+	if compatible {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	switch {
+	case !ok || got == "":
+		apiError(w, http.StatusUnauthorized, "invalid_request_error", "", "",
+			"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.")
+		return false
+	case got != s.key:
+		apiError(w, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key",
+			"Incorrect API key provided: "+got+". You can find your API key at https://platform.openai.com/account/api-keys.")
+		return false
+	}
+	return true
+}
+
+// takeSubmitFailure answers a pending FailSubmits failure.
+func (s *Server) takeSubmitFailure(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	f := s.failSubmit
+	if f.n > 0 {
+		s.failSubmit.n--
+	}
+	s.mu.Unlock()
+	if f.n <= 0 {
+		return false
+	}
+	statusError(w, f.status)
+	return true
+}
+
+// body reads a submit's JSON or multipart body into fields and files.
+func readBody(r *http.Request) (map[string]any, map[string][]byte, map[string]string, error) {
+	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		var m map[string]any
+		d := json.NewDecoder(io.LimitReader(r.Body, 64<<20))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			return nil, nil, nil, fmt.Errorf("We could not parse the JSON body of your request.")
+		}
+		return m, nil, nil, nil
+	case "multipart/form-data":
+		m, files, types := map[string]any{}, map[string][]byte{}, map[string]string{}
+		mr := multipart.NewReader(r.Body, params["boundary"])
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("Could not parse multipart form.")
+			}
+			data, _ := io.ReadAll(io.LimitReader(p, 64<<20))
+			if p.FileName() != "" {
+				files[p.FormName()], types[p.FormName()] = data, p.Header.Get("Content-Type")
+				m[p.FormName()] = map[string]any{"filename": p.FileName(), "contentType": p.Header.Get("Content-Type"), "size": len(data)}
+				continue
+			}
+			m[p.FormName()] = string(data)
+		}
+		return m, files, types, nil
+	}
+	return nil, nil, nil, fmt.Errorf("Unsupported content type: %q.", ct)
+}
+
+// accept counts an accepted submit and reports whether to reset its
+// connection instead of answering.
+func (s *Server) accept(r *http.Request, fields map[string]any, files map[string][]byte) (reset bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.submissions++
+	s.last, s.lastFiles, s.lastHeader = fields, files, r.Header.Clone()
+	reset, s.resetNext = s.resetNext, false
+	return reset
+}
+
+// resetConn closes the request's connection with a TCP reset.
+func resetConn(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+var (
+	gptSizes    = []string{"1024x1024", "1536x1024", "1024x1536", "auto"}
+	qualities   = []string{"low", "medium", "high", "auto"}
+	formats     = []string{"png", "jpeg", "webp"}
+	imageParams = []string{"model", "prompt", "n", "size", "quality", "output_format", "output_compression",
+		"background", "moderation", "user", "image", "image[]", "mask", "input_fidelity", "partial_images", "stream"}
+)
+
+// images serves /images/generations and /images/edits.
+func (s *Server) images(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) || s.takeSubmitFailure(w) {
+		return
+	}
+	fields, files, _, err := readBody(r)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "", "", err.Error())
+		return
+	}
+	s.mu.Lock()
+	compatible := s.compatible
+	s.mu.Unlock()
+	edit := strings.HasSuffix(r.URL.Path, "/edits")
+	bad := func(param, msg string) {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", param, "invalid_value", msg)
+	}
+	for k := range fields {
+		if !slices.Contains(imageParams, k) && !(compatible && k == "response_format") {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", k, "unknown_parameter", "Unknown parameter: '"+k+"'.")
+			return
+		}
+	}
+	if strings.TrimSpace(str(fields["prompt"])) == "" {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "prompt", "missing_required_parameter", "Missing required parameter: 'prompt'.")
+		return
+	}
+	if edit && files["image[]"] == nil && files["image"] == nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "image", "missing_required_parameter", "Missing required parameter: 'image'.")
+		return
+	}
+	n := 1
+	if v := str(fields["n"]); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 10 {
+			bad("n", fmt.Sprintf("Invalid 'n': integer must be between 1 and 10, got %s.", v))
+			return
+		}
+	}
+	size := str(fields["size"])
+	if size == "" || size == "auto" {
+		size = "1024x1024"
+	}
+	width, height, ok := parseSize(size)
+	if !ok || (!compatible && !slices.Contains(gptSizes, str(fields["size"])) && str(fields["size"]) != "") {
+		bad("size", fmt.Sprintf("Invalid value: '%s'. Supported values are: '1024x1024', '1024x1536', '1536x1024', and 'auto'.", str(fields["size"])))
+		return
+	}
+	if q := str(fields["quality"]); q != "" && !compatible && !slices.Contains(qualities, q) {
+		bad("quality", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'low', 'medium', 'high', and 'auto'.", q))
+		return
+	}
+	format := str(fields["output_format"])
+	if format == "" {
+		format = "png"
+	}
+	if !slices.Contains(formats, format) {
+		bad("output_format", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'png', 'jpeg', and 'webp'.", format))
+		return
+	}
+
+	reset := s.accept(r, fields, files)
+	if reset {
+		resetConn(w)
+		return
+	}
+	s.mu.Lock()
+	held, release, reason := s.held, s.release, s.failReason
+	s.mu.Unlock()
+	if held {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	switch reason {
+	case "content_policy":
+		apiError(w, http.StatusBadRequest, "image_generation_user_error", "", "moderation_blocked",
+			"Your request was rejected by the safety system. If you believe this is an error, contact us.")
+		return
+	case "error":
+		writeJSON(w, map[string]any{"created": time.Now().Unix(), "data": []any{}})
+		return
+	}
+	data := make([]map[string]any, 0, n)
+	for i := 0; i < n; i++ {
+		img, err := encodeImage(width, height, i, format)
+		if err != nil {
+			statusError(w, http.StatusInternalServerError)
+			return
+		}
+		if compatible {
+			name := randomID("img_") + "." + format
+			s.mu.Lock()
+			s.files[name] = img
+			s.mu.Unlock()
+			data = append(data, map[string]any{"url": s.srv.URL + "/files/" + name})
+		} else {
+			data = append(data, map[string]any{"b64_json": base64.StdEncoding.EncodeToString(img)})
+		}
+	}
+	writeJSON(w, map[string]any{"created": time.Now().Unix(), "data": data,
+		"usage": map[string]any{"input_tokens": 50, "output_tokens": 4160 * n, "total_tokens": 50 + 4160*n}})
+}
+
+var videoSizes = map[string][]string{
+	"sora-2":     {"1280x720", "720x1280"},
+	"sora-2-pro": {"1280x720", "720x1280", "1792x1024", "1024x1792"},
+}
+
+// createVideo serves POST /videos.
+func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) || s.takeSubmitFailure(w) {
+		return
+	}
+	fields, files, _, err := readBody(r)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "", "", err.Error())
+		return
+	}
+	bad := func(param, msg string) {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", param, "invalid_value", msg)
+	}
+	for k := range fields {
+		if !slices.Contains([]string{"model", "prompt", "size", "seconds", "input_reference"}, k) {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", k, "unknown_parameter", "Unknown parameter: '"+k+"'.")
+			return
+		}
+	}
+	if strings.TrimSpace(str(fields["prompt"])) == "" {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "prompt", "missing_required_parameter", "Missing required parameter: 'prompt'.")
+		return
+	}
+	model := str(fields["model"])
+	if model == "" {
+		model = "sora-2"
+	}
+	sizes, ok := videoSizes[model]
+	if !ok {
+		bad("model", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'sora-2' and 'sora-2-pro'.", model))
+		return
+	}
+	size := str(fields["size"])
+	if size == "" {
+		size = "720x1280"
+	}
+	if !slices.Contains(sizes, size) {
+		bad("size", fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", size, strings.Join(sizes, ", ")))
+		return
+	}
+	if v, isNum := fields["seconds"].(json.Number); isNum {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "seconds", "invalid_type",
+			"Invalid type for 'seconds': expected one of '4', '8', or '12', but got an integer instead ("+v.String()+").")
+		return
+	}
+	seconds := str(fields["seconds"])
+	if seconds == "" {
+		seconds = "4"
+	}
+	if !slices.Contains([]string{"4", "8", "12"}, seconds) {
+		bad("seconds", fmt.Sprintf("Invalid value: '%s'. Supported values are: '4', '8', and '12'.", seconds))
+		return
+	}
+	if _, ok := fields["input_reference"].(string); ok {
+		bad("input_reference", "input_reference must be a file upload.")
+		return
+	}
+
+	v := &video{ID: randomID("video_"), Object: "video", CreatedAt: time.Now().Unix(), Status: "queued",
+		Model: model, Seconds: seconds, Size: size}
+	s.mu.Lock()
+	v.reason = s.failReason
+	s.videos[v.ID] = v
+	s.mu.Unlock()
+	if s.accept(r, fields, files) {
+		resetConn(w)
+		return
+	}
+	s.mu.Lock()
+	body, _ := json.Marshal(v)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// getVideo serves GET /videos/{id}: one status poll.
+func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	if f := s.failPoll; f.n > 0 {
+		s.failPoll.n--
+		s.mu.Unlock()
+		statusError(w, f.status)
+		return
+	}
+	v := s.videos[r.PathValue("id")]
+	if v == nil {
+		s.mu.Unlock()
+		apiError(w, http.StatusNotFound, "invalid_request_error", "", "", "Video with id '"+r.PathValue("id")+"' not found.")
+		return
+	}
+	if v.Status == "queued" || v.Status == "in_progress" {
+		v.polls++
+		switch {
+		case s.held:
+			v.Status, v.Progress = "in_progress", min(90, v.polls*10)
+		case v.ready || v.polls >= s.polls:
+			s.finish(v)
+		default:
+			v.Status, v.Progress = "in_progress", min(90, 100*v.polls/s.polls)
+		}
+	}
+	body, _ := json.Marshal(v)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// finish ends a video as its FailJobs reason says; s.mu is held.
+func (s *Server) finish(v *video) {
+	switch v.reason {
+	case "content_policy":
+		v.Status = "failed"
+		v.Error = map[string]any{"code": "moderation_blocked",
+			"message": "Your request was blocked by our moderation system."}
+	case "error":
+		v.Status = "failed"
+		v.Error = map[string]any{"code": "video_generation_failed", "message": "Video generation failed."}
+	default:
+		v.Status, v.Progress = "completed", 100
+		exp := time.Now().Add(time.Hour).Unix()
+		v.ExpiresAt = &exp
+	}
+}
+
+// videoContent serves GET /videos/{id}/content.
+func (s *Server) videoContent(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	v, deleted := s.videos[r.PathValue("id")], s.deleted
+	s.mu.Unlock()
+	switch {
+	case v == nil || deleted:
+		apiError(w, http.StatusNotFound, "invalid_request_error", "", "", "Video with id '"+r.PathValue("id")+"' not found.")
+	case v.Status != "completed":
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "", "", "Video is not ready yet, use GET /v1/videos/{video_id} to check status.")
+	default:
+		w.Header().Set("Content-Type", "video/mp4")
+		w.Write(MP4())
+	}
+}
+
+// deleteVideo serves DELETE /videos/{id}.
+func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	id := r.PathValue("id")
+	s.mu.Lock()
+	_, ok := s.videos[id]
+	delete(s.videos, id)
+	s.mu.Unlock()
+	if !ok {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "", "", "Video with id '"+id+"' not found.")
+		return
+	}
+	writeJSON(w, map[string]any{"id": id, "object": "video.deleted", "deleted": true})
+}
+
+// file serves an image output of the compatible mode.
+func (s *Server) file(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	data, ok := s.files[r.PathValue("name")]
+	deleted := s.deleted
+	s.mu.Unlock()
+	if !ok || deleted {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", http.DetectContentType(data))
+	w.Write(data)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func randomID(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func parseSize(s string) (w, h int, ok bool) {
+	a, b, found := strings.Cut(s, "x")
+	w, err1 := strconv.Atoi(a)
+	h, err2 := strconv.Atoi(b)
+	return w, h, found && err1 == nil && err2 == nil && w >= 64 && h >= 64 && w <= 4096 && h <= 4096
+}
+
+// encodeImage paints a w×h gradient, different for each index, in format.
+func encodeImage(w, h, index int, format string) ([]byte, error) {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		row := img.Pix[y*img.Stride : y*img.Stride+4*w]
+		for x := 0; x < w; x++ {
+			copy(row[4*x:], []byte{uint8(x * 255 / w), uint8(y * 255 / h), uint8(index * 60), 255})
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "jpeg":
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80})
+	case "webp":
+		err = webp.Encode(&buf, img, webp.Options{Quality: 80})
+	default:
+		err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img)
+	}
+	return buf.Bytes(), err
+}
+
+// MP4 returns the small MP4-looking file the fake serves as a video: an
+// ftyp box, a free box and an mdat box.
+func MP4() []byte {
+	box := func(typ string, payload []byte) []byte {
+		b := make([]byte, 8, 8+len(payload))
+		binary.BigEndian.PutUint32(b, uint32(8+len(payload)))
+		copy(b[4:], typ)
+		return append(b, payload...)
+	}
+	var out []byte
+	out = append(out, box("ftyp", []byte("isom\x00\x00\x02\x00isomiso2avc1mp41"))...)
+	out = append(out, box("free", nil)...)
+	out = append(out, box("mdat", bytes.Repeat([]byte{0}, 64))...)
+	return out
+}
