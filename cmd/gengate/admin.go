@@ -140,7 +140,8 @@ func reviewSettle(ctx context.Context, args []string, getenv func(string) string
 	if len(pos) != 1 || refund == deliver {
 		return errors.New("usage: gengate review settle JOB-ID --refund|--deliver")
 	}
-	blobs, err := blob.NewLocal(filepath.Join(data, "files"))
+	// The output storage of serve's --storage, given here by its variable.
+	blobs, err := blob.Open(getenv("GENGATE_STORAGE"), filepath.Join(data, "files"), getenv)
 	if err != nil {
 		return err
 	}

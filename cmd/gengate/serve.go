@@ -17,7 +17,6 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
-	"github.com/gengate/gengate/internal/engine/sandbox"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 	"github.com/gengate/gengate/internal/sqlstore"
@@ -36,7 +35,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer store.Close()
-	blobs, err := blob.NewLocal(filepath.Join(cfg.Data, "files"))
+	blobs, err := blob.Open(cfg.Storage, filepath.Join(cfg.Data, "files"), getenv)
 	if err != nil {
 		return err
 	}
@@ -49,20 +48,35 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
+	fc, err := loadFileConfig(cfg.ConfigFile)
+	if err != nil {
+		return err
+	}
+	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay)
+	if err != nil {
+		return err
+	}
+	if len(engs.Providers) == 0 {
+		log.Info("no upstream provider configured: the sandbox serves every model without a built-in engine (placeholders, not AI output)")
+	} else {
+		log.Info("upstream providers configured", "providers", engs.Providers)
+	}
 	host, _ := os.Hostname()
 	events := gengate.NewEvents()
 	svc := &gengate.Service{
-		Store:       store,
-		Catalog:     catalog,
-		Engines:     map[string]gengate.Engine{"sandbox": sandbox.New(cfg.SandboxDelay)},
-		Blobs:       blobs,
-		Fetcher:     fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate}),
-		Events:      events,
-		Log:         log,
-		SyncWait:    cfg.SyncWait,
-		ReviewTerms: splitTerms(cfg.ReviewTerms),
-		Owner:       fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
-		Lease:       cfg.TaskLease,
+		Store:               store,
+		Catalog:             catalog,
+		Engines:             engs.All,
+		Routes:              engs.Routes,
+		ProvidersConfigured: len(engs.Providers) > 0,
+		Blobs:               blobs,
+		Fetcher:             fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate}),
+		Events:              events,
+		Log:                 log,
+		SyncWait:            cfg.SyncWait,
+		ReviewTerms:         splitTerms(cfg.ReviewTerms),
+		Owner:               fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
+		Lease:               cfg.TaskLease,
 	}
 	if cfg.Role != "worker" { // the key is for someone calling the API
 		if err := firstStart(ctx, store, stdout); err != nil {

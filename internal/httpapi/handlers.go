@@ -145,8 +145,12 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 		if t.Status == gengate.StatusFailed {
 			refunded = t.Cost
 		}
+		extra := map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "creditsRefunded": refunded, "remainingCredits": o.Balance}
+		if t.ErrorCode != "" && t.ErrorCode != gengate.EFailed {
+			extra["reason"] = t.ErrorCode // UPSTREAM_REJECTED_INPUT, CONTENT_POLICY, UPSTREAM_ERROR, DEADLINE_EXCEEDED
+		}
 		writeProblem(w, r, status, &gengate.Error{Code: gengate.EFailed, Message: "the generation failed: " + t.ErrorMessage,
-			Extra: map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "creditsRefunded": refunded, "remainingCredits": o.Balance}})
+			Extra: extra})
 	}
 }
 
@@ -229,7 +233,11 @@ func (a *api) handleRead() http.Handler {
 		case gengate.StatusSucceeded:
 			a.addOutputs(body, r, t)
 		case gengate.StatusFailed:
-			body["error"] = map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "creditsRefunded": t.Cost}
+			e := map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "creditsRefunded": t.Cost}
+			if t.ErrorCode != "" && t.ErrorCode != gengate.EFailed {
+				e["reason"] = t.ErrorCode
+			}
+			body["error"] = e
 		case gengate.StatusNeedsReview:
 			body["error"] = map[string]any{"code": gengate.ENeedsReview,
 				"message": reviewMessage}
@@ -262,6 +270,9 @@ func (a *api) handleModels() http.Handler {
 		var out []model
 		for _, m := range a.svc.Catalog.Models() {
 			engine := a.svc.EngineName(m)
+			if engine == "" {
+				continue // no configured provider serves it here
+			}
 			out = append(out, model{ID: m.ID, Type: m.Type, Name: m.Name, Description: m.Description, Credits: m.Credits,
 				Varies: m.Varies(), Pricing: m.Pricing, Inputs: nonNil(m.Inputs), Options: nonNil(m.Options), Engine: engine,
 				Placeholder: engine == "sandbox", LatencySeconds: m.LatencySeconds, Legacy: m.Legacy})
