@@ -33,6 +33,26 @@ func DefaultCases() []Case {
 	}
 }
 
+// asService gives the job's Options what the service puts there: every
+// option of the task, aspectRatio, numOutputs and outputFormat included.
+func asService(j gengate.Job) gengate.Job {
+	opts := map[string]any{}
+	for k, v := range j.Options {
+		opts[k] = v
+	}
+	if j.AspectRatio != "" {
+		opts["aspectRatio"] = j.AspectRatio
+	}
+	if j.OutputFormat != "" {
+		opts["outputFormat"] = j.OutputFormat
+	}
+	if j.NumOutputs > 0 {
+		opts["numOutputs"] = int64(j.NumOutputs)
+	}
+	j.Options = opts
+	return j
+}
+
 // Run checks that eng completes every case: Submit, then Check with the
 // upstream id until outputs arrive (advance moves the engine's clock, or
 // waits, by the RetryAfter it asked for), and that the outputs are what
@@ -45,6 +65,12 @@ func Run(t *testing.T, eng gengate.Engine, cases []Case, advance func(time.Durat
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			ctx := context.Background()
+			c.Job = asService(c.Job)
+			if v, ok := eng.(gengate.Validator); ok {
+				if err := v.Validate(c.Job); err != nil {
+					t.Fatalf("Validate refused the case: %v", err)
+				}
+			}
 			p, err := eng.Submit(ctx, c.Job)
 			for i := 0; err == nil && len(p.Outputs) == 0; i++ {
 				if p.UpstreamID == "" {

@@ -309,6 +309,8 @@ func mapJob(job gengate.Job, withData bool) mapping {
 	for _, key := range sortedKeys(job.Options) {
 		v := job.Options[key]
 		switch key {
+		case "aspectRatio", "numOutputs", "outputFormat":
+			continue // the Job's own fields, mapped above
 		case "duration":
 			m.set(name, key, s.duration, fmt.Sprint(v), v)
 		case "resolution":
