@@ -50,6 +50,7 @@ type Server struct {
 	jobs         map[string]*job
 	files        map[string]servedFile
 	submissions  int
+	byPrompt     map[string]int
 	cancels      int
 	last         map[string]any
 	lastEndpoint string
@@ -99,6 +100,19 @@ func (s *Server) Submissions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.submissions
+}
+
+// SubmissionsByPrompt returns how many requests the fake accepted for each
+// prompt, so a test that gives every task its own prompt can check that
+// no task was submitted twice.
+func (s *Server) SubmissionsByPrompt() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.byPrompt))
+	for k, v := range s.byPrompt {
+		out[k] = v
+	}
+	return out
 }
 
 // Cancels returns how many cancel calls the fake answered.
@@ -248,6 +262,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string)
 	j := &job{id: uuid(), endpoint: endpoint, body: body, fail: s.failReason, wasHeld: s.held}
 	s.jobs[j.id] = j
 	s.submissions++
+	if p, ok := body["prompt"].(string); ok {
+		if s.byPrompt == nil {
+			s.byPrompt = map[string]int{}
+		}
+		s.byPrompt[p]++
+	}
 	s.last, s.lastEndpoint = body, endpoint
 	reset := s.reset
 	s.reset = false
