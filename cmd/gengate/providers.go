@@ -13,6 +13,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/fal"
+	"github.com/gengate/gengate/internal/engine/google"
 	"github.com/gengate/gengate/internal/engine/openai"
 	"github.com/gengate/gengate/internal/engine/replicate"
 	"github.com/gengate/gengate/internal/engine/sandbox"
@@ -52,6 +53,9 @@ var providerEnv = map[string]string{
 var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine, error){
 	"fal": func(_ string, p providerConfig) (gengate.Engine, error) {
 		return fal.New(fal.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+	},
+	"google": func(_ string, p providerConfig) (gengate.Engine, error) {
+		return google.New(google.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
 	},
 	"openai": func(_ string, p providerConfig) (gengate.Engine, error) {
 		return openai.New(openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil

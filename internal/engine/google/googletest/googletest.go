@@ -1,0 +1,655 @@
+// Package googletest is a fake of the Gemini API's media generation
+// methods for tests, written from Google's documentation, not from its
+// code: the Gemini API reference for generateContent (GenerateContentRequest
+// with contents, parts, inlineData and generationConfig.imageConfig; the
+// response's candidates, finishReason and promptFeedback.blockReason), for
+// Imagen's predict (instances, parameters, predictions with
+// bytesBase64Encoded or raiFilteredReason) and for Veo's
+// predictLongRunning (a google.longrunning.Operation, polled by name, done
+// with response.generateVideoResponse.generatedSamples[].video.uri or an
+// error, raiMediaFilteredCount for filtered videos); and the google.rpc.Status
+// error shape {"error": {"code", "message", "status", "details"}} with the
+// Gemini API's troubleshooting statuses (400 INVALID_ARGUMENT, 403
+// PERMISSION_DENIED, 429 RESOURCE_EXHAUSTED, 500 INTERNAL, 503 UNAVAILABLE).
+//
+// It serves, under /v1beta, POST /models/{model}:generateContent,
+// :predict and :predictLongRunning, GET /models/{model}/operations/{id},
+// POST /models/{model}/operations/{id}:cancel and GET /files/{id}:download
+// for Veo's videos. It checks the API key as Google does: none is 403
+// PERMISSION_DENIED, a wrong one 400 INVALID_ARGUMENT with reason
+// API_KEY_INVALID; the key may come in x-goog-api-key or ?key=. Images are
+// real PNG (or JPEG, for Imagen's outputOptions.mimeType) files of the
+// requested aspect ratio; videos are small MP4 files (an ftyp box).
+//
+// generateContent and predict answer synchronously, so Hold, SetPolls and
+// FailPolls concern Veo operations only; FailSubmits, ResetNextSubmit and
+// FailJobs concern all three methods.
+package googletest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Server is a fake Gemini API.
+type Server struct {
+	srv *httptest.Server
+	key string
+
+	mu          sync.Mutex
+	ops         map[string]*op
+	files       map[string][]byte
+	seq         int
+	submissions int
+	cancels     int
+	last        map[string]any
+	hold        bool
+	polls       int
+	failSubmit  []int
+	failPoll    []int
+	reset       bool
+	failJobs    string
+}
+
+type op struct {
+	name     string
+	polls    int
+	held     bool
+	failWith string
+	done     bool
+	result   map[string]any // "response" or "error"
+}
+
+// New starts a fake Gemini API, closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", ops: map[string]*op{}, files: map[string][]byte{}, polls: 1}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1beta/models/{call}", s.handleCall)
+	mux.HandleFunc("GET /v1beta/models/{model}/operations/{id}", s.handleGet)
+	mux.HandleFunc("POST /v1beta/models/{model}/operations/{call}", s.handleCancel)
+	mux.HandleFunc("GET /v1beta/files/{call}", s.handleFile)
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL returns the base URL to configure (the fake's /v1beta).
+func (s *Server) URL() string { return s.srv.URL + "/v1beta" }
+
+// Key returns the API key the fake accepts.
+func (s *Server) Key() string { return s.key }
+
+// Submissions returns how many calls the fake accepted: images generated
+// and operations started.
+func (s *Server) Submissions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.submissions
+}
+
+// Cancels returns how many operation cancels the fake answered.
+func (s *Server) Cancels() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancels
+}
+
+// LastRequest returns the JSON body of the last accepted call.
+func (s *Server) LastRequest() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// Hold keeps operations started from now on running until Release.
+func (s *Server) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = true
+}
+
+// Release lets held operations finish on their next poll.
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = false
+	for _, o := range s.ops {
+		if o.held {
+			o.held, o.polls = false, 1<<30
+		}
+	}
+}
+
+// SetPolls makes operations finish on their n-th read (default 1).
+func (s *Server) SetPolls(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls = max(n, 1)
+}
+
+// FailSubmits makes the next n calls that start work answer status with
+// Google's error body, starting nothing (429 carries Retry-After: 1).
+func (s *Server) FailSubmits(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failSubmit = append(s.failSubmit, status)
+	}
+}
+
+// FailPolls makes the next n operation reads answer status.
+func (s *Server) FailPolls(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failPoll = append(s.failPoll, status)
+	}
+}
+
+// ResetNextSubmit makes the next call that starts work be accepted (and
+// counted), then reset the connection without an answer.
+func (s *Server) ResetNextSubmit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset = true
+}
+
+// FailJobs makes work accepted from now on fail: reason "error" (Gemini:
+// a candidate that ends NO_IMAGE; Imagen: an answer with no predictions;
+// Veo: an operation done with error 13 INTERNAL) or "content_policy"
+// (Gemini: a candidate that ends IMAGE_SAFETY; Imagen: every prediction
+// filtered with a raiFilteredReason; Veo: raiMediaFilteredCount 1 and no
+// sample).
+func (s *Server) FailJobs(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failJobs = reason
+}
+
+// DeleteOutputs deletes every video file served so far, as the Gemini API
+// does two days after generation: their URIs answer 404. (Images come
+// inline in the answers and have no files.)
+func (s *Server) DeleteOutputs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files = map[string][]byte{}
+}
+
+// rpcStatus writes a google.rpc.Status error answer.
+func rpcStatus(w http.ResponseWriter, code int, status, message string, details ...map[string]any) {
+	body := map[string]any{"code": code, "message": message, "status": status}
+	if len(details) > 0 {
+		body["details"] = details
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]any{"error": body})
+}
+
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	k := r.Header.Get("x-goog-api-key")
+	if k == "" {
+		k = r.URL.Query().Get("key")
+	}
+	switch k {
+	case s.key:
+		return true
+	case "":
+		rpcStatus(w, http.StatusForbidden, "PERMISSION_DENIED",
+			"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.")
+	default:
+		rpcStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
+			map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com",
+				"metadata": map[string]any{"service": "generativelanguage.googleapis.com"}})
+	}
+	return false
+}
+
+func failStatus(w http.ResponseWriter, status int) {
+	switch {
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+		rpcStatus(w, status, "RESOURCE_EXHAUSTED",
+			"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.")
+	case status == http.StatusServiceUnavailable:
+		rpcStatus(w, status, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+	case status >= 500:
+		rpcStatus(w, status, "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting")
+	case status == http.StatusBadRequest:
+		rpcStatus(w, status, "INVALID_ARGUMENT", "Request contains an invalid argument.")
+	case status == http.StatusUnauthorized:
+		rpcStatus(w, status, "UNAUTHENTICATED",
+			"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+	case status == http.StatusForbidden:
+		rpcStatus(w, status, "PERMISSION_DENIED", "The caller does not have permission")
+	case status == http.StatusNotFound:
+		rpcStatus(w, status, "NOT_FOUND", "Requested entity was not found.")
+	default:
+		rpcStatus(w, status, "FAILED_PRECONDITION", http.StatusText(status))
+	}
+}
+
+func hijackReset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("googletest: connection cannot be hijacked")
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	json.NewEncoder(w).Encode(v)
+}
+
+// handleCall serves POST /v1beta/models/{model}:{method}.
+func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	model, method, ok := strings.Cut(r.PathValue("call"), ":")
+	if !ok || model == "" {
+		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&body); err != nil {
+		rpcStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Invalid JSON payload received. "+err.Error())
+		return
+	}
+	var check func(map[string]any) string
+	switch method {
+	case "generateContent":
+		check = checkContent
+	case "predict":
+		check = checkPredict
+	case "predictLongRunning":
+		check = checkVideo
+	default:
+		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "models/"+model+" is not found for API version v1beta, or is not supported for "+method+".")
+		return
+	}
+	if msg := check(body); msg != "" {
+		rpcStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
+		return
+	}
+
+	s.mu.Lock()
+	if len(s.failSubmit) > 0 {
+		status := s.failSubmit[0]
+		s.failSubmit = s.failSubmit[1:]
+		s.mu.Unlock()
+		failStatus(w, status)
+		return
+	}
+	s.submissions++
+	s.last = body
+	s.seq++
+	reset := s.reset
+	s.reset = false
+	var answer any
+	switch method {
+	case "generateContent":
+		answer = contentAnswer(body, s.failJobs)
+	case "predict":
+		answer = predictAnswer(body, s.failJobs)
+	default:
+		o := &op{name: fmt.Sprintf("models/%s/operations/fake%06dq8r3w", model, s.seq), held: s.hold, failWith: s.failJobs}
+		s.ops[o.name] = o
+		answer = map[string]any{"name": o.name}
+	}
+	s.mu.Unlock()
+
+	if reset {
+		hijackReset(w)
+		return
+	}
+	writeJSON(w, answer)
+}
+
+// unknownName mimics Google's answer to a field its protobuf lacks.
+func unknownName(m map[string]any, at string, known ...string) string {
+	for k := range m {
+		if !slices.Contains(known, k) {
+			if at == "" {
+				return fmt.Sprintf("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
+			}
+			return fmt.Sprintf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", k, at)
+		}
+	}
+	return ""
+}
+
+var (
+	geminiAspects = []string{"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"}
+	imagenAspects = []string{"1:1", "3:4", "4:3", "9:16", "16:9"}
+)
+
+func checkBlob(b map[string]any, dataKey, at string) string {
+	mime, _ := b["mimeType"].(string)
+	data, _ := b[dataKey].(string)
+	if mime == "" {
+		return "* " + at + ".mime_type: a MIME type is required"
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil || data == "" {
+		return fmt.Sprintf("Invalid value at '%s.%s' (TYPE_BYTES), Base64 decoding failed", at, dataKey)
+	}
+	return ""
+}
+
+func checkContent(body map[string]any) string {
+	if m := unknownName(body, "", "contents", "generationConfig", "safetySettings", "systemInstruction", "tools", "toolConfig", "cachedContent"); m != "" {
+		return m
+	}
+	contents, _ := body["contents"].([]any)
+	if len(contents) == 0 {
+		return "* GenerateContentRequest.contents: contents is not specified"
+	}
+	for _, c := range contents {
+		cm, _ := c.(map[string]any)
+		parts, _ := cm["parts"].([]any)
+		if len(parts) == 0 {
+			return "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty."
+		}
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			if m := unknownName(pm, "contents[0].parts[0]", "text", "inlineData", "fileData", "thought", "thoughtSignature"); m != "" {
+				return m
+			}
+			if b, ok := pm["inlineData"].(map[string]any); ok {
+				if m := checkBlob(b, "data", "contents[0].parts[0].inline_data"); m != "" {
+					return m
+				}
+			}
+		}
+	}
+	gen, _ := body["generationConfig"].(map[string]any)
+	if m := unknownName(gen, "generation_config", "responseModalities", "imageConfig", "seed", "temperature", "topP", "topK",
+		"candidateCount", "maxOutputTokens", "stopSequences", "thinkingConfig"); m != "" {
+		return m
+	}
+	ic, _ := gen["imageConfig"].(map[string]any)
+	if m := unknownName(ic, "generation_config.image_config", "aspectRatio", "imageSize"); m != "" {
+		return m
+	}
+	if a, ok := ic["aspectRatio"].(string); ok && !slices.Contains(geminiAspects, a) {
+		return "Unsupported aspect ratio: " + a
+	}
+	if z, ok := ic["imageSize"].(string); ok && !slices.Contains([]string{"1K", "2K", "4K"}, z) {
+		return "Unsupported image size: " + z
+	}
+	return ""
+}
+
+func checkPredict(body map[string]any) string {
+	inst, _ := body["instances"].([]any)
+	if len(inst) != 1 {
+		return "instances must hold one instance"
+	}
+	if p, _ := inst[0].(map[string]any)["prompt"].(string); p == "" {
+		return "The prompt is empty."
+	}
+	params, _ := body["parameters"].(map[string]any)
+	if a, ok := params["aspectRatio"].(string); ok && !slices.Contains(imagenAspects, a) {
+		return "Aspect ratio " + a + " is not supported."
+	}
+	if n, ok := params["sampleCount"].(float64); ok && (n < 1 || n > 4) {
+		return "sampleCount must be between 1 and 4."
+	}
+	if z, ok := params["sampleImageSize"].(string); ok && z != "1K" && z != "2K" {
+		return "sampleImageSize must be 1K or 2K."
+	}
+	if _, ok := params["seed"]; ok {
+		return "Seed is not supported in the Gemini API."
+	}
+	return ""
+}
+
+func checkVideo(body map[string]any) string {
+	inst, _ := body["instances"].([]any)
+	if len(inst) != 1 {
+		return "instances must hold one instance"
+	}
+	im, _ := inst[0].(map[string]any)
+	for _, k := range []string{"image", "lastFrame"} {
+		if b, ok := im[k].(map[string]any); ok {
+			if m := checkBlob(b, "bytesBase64Encoded", "instances[0]."+k); m != "" {
+				return m
+			}
+		}
+	}
+	params, _ := body["parameters"].(map[string]any)
+	if a, ok := params["aspectRatio"].(string); ok && a != "16:9" && a != "9:16" {
+		return "Aspect ratio " + a + " is not supported."
+	}
+	if d, ok := params["durationSeconds"]; ok {
+		if f, isNum := d.(float64); !isNum || (f != 4 && f != 6 && f != 8) {
+			return fmt.Sprintf("The duration %v seconds is not supported.", d)
+		}
+	}
+	for _, k := range []string{"generateAudio", "seed"} {
+		if _, ok := params[k]; ok {
+			return "`" + k + "` isn't supported by this model on the Gemini API."
+		}
+	}
+	return ""
+}
+
+// contentAnswer is a GenerateContentResponse for body.
+func contentAnswer(body map[string]any, fail string) map[string]any {
+	usage := map[string]any{"promptTokenCount": 12, "candidatesTokenCount": 1290, "totalTokenCount": 1302}
+	switch fail {
+	case "content_policy":
+		return map[string]any{"candidates": []any{map[string]any{"finishReason": "IMAGE_SAFETY", "index": 0,
+			"finishMessage": "Unable to show the generated image. The image was filtered out because it violated Google's Generative AI Prohibited Use policy."}},
+			"usageMetadata": usage, "modelVersion": "gemini-2.5-flash-image"}
+	case "error":
+		return map[string]any{"candidates": []any{map[string]any{"finishReason": "NO_IMAGE", "index": 0,
+			"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": "I could not make an image for this request."}}}}},
+			"usageMetadata": usage}
+	}
+	gen, _ := body["generationConfig"].(map[string]any)
+	ic, _ := gen["imageConfig"].(map[string]any)
+	aspect, _ := ic["aspectRatio"].(string)
+	w, h := dims(aspect)
+	data, mime := fakeImage(w, h, "image/png")
+	return map[string]any{
+		"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP", "content": map[string]any{"role": "model", "parts": []any{
+			map[string]any{"inlineData": map[string]any{"mimeType": mime, "data": base64.StdEncoding.EncodeToString(data)}},
+		}}}},
+		"usageMetadata": usage, "modelVersion": "gemini-2.5-flash-image", "responseId": "fakeResp1",
+	}
+}
+
+// predictAnswer is Imagen's answer for body.
+func predictAnswer(body map[string]any, fail string) map[string]any {
+	params, _ := body["parameters"].(map[string]any)
+	n := 1
+	if f, ok := params["sampleCount"].(float64); ok {
+		n = int(f)
+	}
+	rai, _ := params["includeRaiReason"].(bool)
+	switch fail {
+	case "content_policy":
+		if !rai {
+			return map[string]any{}
+		}
+		preds := make([]any, n)
+		for i := range preds {
+			preds[i] = map[string]any{"raiFilteredReason": "Your current safety filter threshold filtered out the generated image. " +
+				"Learn more about our Responsible AI practices. Support codes: 58061214"}
+		}
+		return map[string]any{"predictions": preds}
+	case "error":
+		return map[string]any{}
+	}
+	mime := "image/png"
+	if oo, ok := params["outputOptions"].(map[string]any); ok {
+		if m, _ := oo["mimeType"].(string); m != "" {
+			mime = m
+		}
+	}
+	aspect, _ := params["aspectRatio"].(string)
+	w, h := dims(aspect)
+	preds := make([]any, n)
+	for i := range preds {
+		data, m := fakeImage(w, h, mime)
+		preds[i] = map[string]any{"bytesBase64Encoded": base64.StdEncoding.EncodeToString(data), "mimeType": m}
+	}
+	return map[string]any{"predictions": preds}
+}
+
+// handleGet serves GET /v1beta/models/{model}/operations/{id}.
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.failPoll) > 0 {
+		status := s.failPoll[0]
+		s.failPoll = s.failPoll[1:]
+		failStatus(w, status)
+		return
+	}
+	o, ok := s.ops["models/"+r.PathValue("model")+"/operations/"+r.PathValue("id")]
+	if !ok {
+		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
+		return
+	}
+	s.advance(o)
+	writeJSON(w, s.object(o))
+}
+
+// handleCancel serves POST /v1beta/models/{model}/operations/{id}:cancel.
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	id, ok := strings.CutSuffix(r.PathValue("call"), ":cancel")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, found := s.ops["models/"+r.PathValue("model")+"/operations/"+id]
+	if !ok || !found {
+		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
+		return
+	}
+	s.cancels++
+	if !o.done {
+		o.done = true
+		o.result = map[string]any{"error": map[string]any{"code": 1, "message": "Operation was cancelled."}}
+	}
+	writeJSON(w, map[string]any{})
+}
+
+// handleFile serves a video: GET /v1beta/files/{id}:download?alt=media.
+func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	data, ok := s.files[r.PathValue("call")]
+	s.mu.Unlock()
+	if !ok {
+		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "File not found.")
+		return
+	}
+	w.Header().Set("Content-Type", "video/mp4")
+	w.Write(data)
+}
+
+// advance moves o one read along.
+func (s *Server) advance(o *op) {
+	if o.done {
+		return
+	}
+	o.polls++
+	if o.held || o.polls < s.polls {
+		return
+	}
+	o.done = true
+	res := func(v map[string]any) map[string]any {
+		v["@type"] = "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse"
+		return map[string]any{"response": v}
+	}
+	switch o.failWith {
+	case "content_policy":
+		o.result = res(map[string]any{"generateVideoResponse": map[string]any{"raiMediaFilteredCount": 1,
+			"raiMediaFilteredReasons": []any{"We encountered an issue with the audio for your prompt. Your prompt may violate our Responsible AI practices. Support codes: 29310472"}}})
+	case "error":
+		o.result = map[string]any{"error": map[string]any{"code": 13, "message": "Internal error encountered."}}
+	default:
+		id := o.name[strings.LastIndex(o.name, "/")+1:] + ":download"
+		s.files[id] = fakeMP4()
+		o.result = res(map[string]any{"generateVideoResponse": map[string]any{"generatedSamples": []any{
+			map[string]any{"video": map[string]any{"uri": s.srv.URL + "/v1beta/files/" + id + "?alt=media"}},
+		}}})
+	}
+}
+
+func (s *Server) object(o *op) map[string]any {
+	obj := map[string]any{"name": o.name}
+	if o.done {
+		obj["done"] = true
+		for k, v := range o.result {
+			obj[k] = v
+		}
+	}
+	return obj
+}
+
+// dims picks an image size for an aspect ratio.
+func dims(aspect string) (int, int) {
+	ws, hs, _ := strings.Cut(aspect, ":")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if err1 != nil || err2 != nil || w <= 0 || h <= 0 {
+		return 128, 128
+	}
+	return 16 * w, 16 * h
+}
+
+func fakeImage(w, h int, mime string) ([]byte, string) {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), 120, 255})
+		}
+	}
+	var b bytes.Buffer
+	if mime == "image/jpeg" {
+		jpeg.Encode(&b, img, &jpeg.Options{Quality: 80})
+		return b.Bytes(), mime
+	}
+	png.Encode(&b, img)
+	return b.Bytes(), "image/png"
+}
+
+// fakeMP4 is an ftyp box followed by an empty mdat box.
+func fakeMP4() []byte {
+	b := []byte{0, 0, 0, 24, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0, 'i', 's', 'o', 'm', 'm', 'p', '4', '1'}
+	return append(b, 0, 0, 0, 8, 'm', 'd', 'a', 't')
+}
