@@ -45,6 +45,15 @@ type Validator interface {
 	Validate(job Job) error
 }
 
+// IdempotentSubmitter is an optional Engine ability: Submit may be called
+// again for a task whose earlier submit has an unknown outcome, because the
+// upstream takes gengate's task id and a repeated Submit attaches to the
+// work that already exists under it instead of starting more (ComfyUI's
+// client-chosen prompt_id). Such tasks are retried, not sent to review.
+type IdempotentSubmitter interface {
+	IdempotentSubmit() bool
+}
+
 // Canceler is an optional Engine ability: it asks the upstream to stop work
 // that gengate has given up on (past its deadline). Best effort.
 type Canceler interface {

@@ -448,6 +448,10 @@ func (s *Service) RunNext(ctx context.Context) (bool, error) {
 // engine, check on upstream work, or, for a task a crash left in
 // submitting, decide whether it may be submitted again.
 func (s *Service) Step(ctx context.Context, t *Task) error {
+	// ctx bounds the engine's work: a worker shutting down cancels it when
+	// its grace period ends. The step's own records are written regardless.
+	engCtx := ctx
+	ctx = context.WithoutCancel(ctx)
 	defer s.holdLease(ctx, t)()
 	eng, ok := s.Engines[t.Engine]
 	if !ok {
@@ -457,7 +461,7 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		t.RunAt = s.now().Add(time.Minute)
 		return s.Store.SaveStep(ctx, t, true)
 	}
-	if t.Status == StatusSubmitting && !eng.Repeatable() {
+	if t.Status == StatusSubmitting && !resubmittable(eng) {
 		return s.review(ctx, t, ReviewOutcomeUnknown,
 			"the worker stopped while submitting; the upstream may or may not have started this generation")
 	}
@@ -474,13 +478,47 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		if err := s.Store.SaveStep(ctx, t, false); err != nil {
 			return err
 		}
-		p, err := eng.Submit(ctx, job)
+		p, err := eng.Submit(engCtx, job)
+		if err != nil && engCtx.Err() != nil && (resubmittable(eng) || notSent(err)) {
+			t.Status = StatusQueued
+			return s.handBack(ctx, t)
+		}
 		return s.submitted(ctx, t, eng, p, err)
 	case StatusRunning:
-		p, err := eng.Check(ctx, job, t.UpstreamID)
+		p, err := eng.Check(engCtx, job, t.UpstreamID)
+		if err != nil && engCtx.Err() != nil {
+			return s.handBack(ctx, t) // reading never starts work: simply ask again
+		}
 		return s.checked(ctx, t, p, err)
 	}
 	return nil
+}
+
+// resubmittable reports whether a submit whose outcome is unknown may be
+// sent again: the engine computes locally, or its upstream takes the task
+// id and attaches a repeated submit to the work it already has.
+func resubmittable(eng Engine) bool {
+	if eng.Repeatable() {
+		return true
+	}
+	i, ok := eng.(IdempotentSubmitter)
+	return ok && i.IdempotentSubmit()
+}
+
+// notSent reports whether a submit error proves the request never left
+// this process.
+func notSent(err error) bool {
+	ue := upstreamError(err)
+	return ue != nil && ue.Kind == Refused && ue.Status == 0
+}
+
+// handBack releases a task whose step a shutting-down worker cut short,
+// due at once, so that another worker takes it over without waiting out
+// the lease.
+func (s *Service) handBack(ctx context.Context, t *Task) error {
+	s.log().InfoContext(ctx, "step cut short by shutdown; task handed back", "jobId", t.ID, "status", t.Status)
+	t.RunAt = s.now()
+	return s.Store.SaveStep(ctx, t, true)
 }
 
 // holdLease renews the task's lease while a step runs, so that a slow
@@ -577,7 +615,7 @@ func (s *Service) submitted(ctx context.Context, t *Task, eng Engine, p Progress
 		return s.fail(ctx, t, ue.Code, ue.Message, ue.InputFault())
 	case definite(err):
 		return s.fail(ctx, t, EFailed, ErrorMessage(err), ErrorCode(err) == EInvalid)
-	case !eng.Repeatable():
+	case !resubmittable(eng):
 		s.log().WarnContext(ctx, "ambiguous submit", "jobId", t.ID, "engine", t.Engine, "err", err)
 		return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
 	}
@@ -685,7 +723,7 @@ func (s *Service) maxAttempts() int {
 func (s *Service) retry(ctx context.Context, t *Task, cause error) error {
 	s.log().WarnContext(ctx, "task step failed", "jobId", t.ID, "status", t.Status, "attempt", t.Attempts, "err", cause)
 	if t.Status == StatusSubmitting {
-		if eng, ok := s.Engines[t.Engine]; ok && !eng.Repeatable() {
+		if eng, ok := s.Engines[t.Engine]; ok && !resubmittable(eng) {
 			return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
 		}
 	}
@@ -716,7 +754,7 @@ func (s *Service) succeed(ctx context.Context, t *Task, outs []Output) error {
 		// rather than adds files.
 		key := fmt.Sprintf("outputs/%s/%d.%s", t.ID, i, o.Ext)
 		if err := s.Blobs.Put(ctx, key, o.Data, o.ContentType); err != nil {
-			if t.Status == StatusSubmitting && !s.Engines[t.Engine].Repeatable() {
+			if t.Status == StatusSubmitting && !resubmittable(s.Engines[t.Engine]) {
 				// Retrying would submit the paid work again; the outputs
 				// existed, so an operator can look for them.
 				s.log().ErrorContext(ctx, "store output", "jobId", t.ID, "err", err)
@@ -841,17 +879,22 @@ func (s *Service) finishAsOperator(ctx context.Context, t *Task, refund int) err
 }
 
 // Purge deletes task records and their idempotency keys once Retention has
-// passed since they completed. Creations are kept.
+// passed since they completed. Creations are kept. One process of the
+// cluster runs it at a time (Store.Exclusive).
 func (s *Service) Purge(ctx context.Context) (int, error) {
 	r := s.Retention
 	if r == 0 {
 		r = DefaultRetention
 	}
-	n, err := s.Store.PurgeTasks(ctx, s.now().Add(-r))
-	if err != nil {
-		return n, err
-	}
-	return n, s.sweepInputs(ctx)
+	n := 0
+	_, err := s.Store.Exclusive(ctx, "purge", func(ctx context.Context) error {
+		var err error
+		if n, err = s.Store.PurgeTasks(ctx, s.now().Add(-r)); err != nil {
+			return err
+		}
+		return s.sweepInputs(ctx)
+	})
+	return n, err
 }
 
 // blobLister is an optional Blobs ability: list keys under a prefix that

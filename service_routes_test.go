@@ -324,3 +324,40 @@ func TestSlowStepKeepsItsLease(t *testing.T) {
 		}
 	})
 }
+
+// TestShutdownHandsBack: a step whose context a shutting-down worker
+// cancels hands its task back, due at once and unleased, without counting
+// a failure; polling is simply asked again by the next worker.
+func TestShutdownHandsBack(t *testing.T) {
+	forDialects(t, func(t *testing.T, dialect string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		fal := &upstream{
+			submit: func(gengate.Job) (gengate.Progress, error) { return gengate.Progress{UpstreamID: "r-1"}, nil },
+			check: func(gengate.Job, string) (gengate.Progress, error) {
+				cancel() // the worker's grace period ends during the poll
+				return gengate.Progress{}, busy(0)
+			},
+		}
+		d := newDomainWith(t, dialect, fal)
+		task := d.generate("bye", "")
+		d.runNext() // submitted
+		d.clock.Add(time.Second)
+		if did, err := d.svc.RunNext(ctx); !did || err != nil {
+			t.Fatalf("RunNext: %v %v", did, err)
+		}
+		got := d.task(task.ID)
+		if got.Status != gengate.StatusRunning || got.UpstreamID != "r-1" || got.LeaseToken != "" || got.RunAt.After(d.clock.Now()) {
+			t.Fatalf("after hand-back: %s id %q lease %q due in %v", got.Status, got.UpstreamID, got.LeaseToken, got.RunAt.Sub(d.clock.Now()))
+		}
+		fal.mu.Lock()
+		fal.check = nil
+		fal.mu.Unlock()
+		if !d.runNext() {
+			t.Fatal("the handed-back task was not due at once")
+		}
+		d.wantState(task.ID, gengate.StatusSucceeded, "", 96, 0)
+		if s, _ := fal.calls(); s != 1 {
+			t.Errorf("submitted %d times", s)
+		}
+	})
+}

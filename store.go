@@ -59,6 +59,10 @@ type Store interface {
 	ListTasks(ctx context.Context, status Status, limit int) ([]*Task, error)
 	// FindCreation returns the creation with the URL token.
 	FindCreation(ctx context.Context, token string) (*Creation, error)
+	// Exclusive runs f unless another process of the cluster runs a job of
+	// the same name now, and reports whether it ran: periodic jobs run
+	// once per cluster, not once per process.
+	Exclusive(ctx context.Context, name string, f func(context.Context) error) (bool, error)
 	// PurgeTasks deletes task records (and with them their idempotency keys)
 	// completed before the time; creations stay. It returns how many went.
 	PurgeTasks(ctx context.Context, completedBefore time.Time) (int, error)

@@ -32,6 +32,9 @@ type Config struct {
 	RateBurst    int
 	// ConfigFile is the --config YAML file of providers and routes.
 	ConfigFile string
+	// ShutdownGrace is how long in-flight requests and task steps may run
+	// on after SIGTERM before they are cut short and handed back.
+	ShutdownGrace time.Duration
 	// Storage is where outputs go: a directory (default <data>/files) or
 	// s3://bucket[/prefix]?endpoint=host:port (see docs/deploy.md).
 	Storage string
@@ -50,6 +53,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--role must be all, api or worker, not %q", c.Role)
 	case c.Workers < 1:
 		return errors.New("--workers must be ≥ 1")
+	case c.ShutdownGrace < 0:
+		return errors.New("--shutdown-grace must be ≥ 0")
 	case c.TaskLease < time.Second:
 		return errors.New("--task-lease must be ≥ 1s")
 	case c.RateLimit < 0 || c.RateBurst < 0:
@@ -155,6 +160,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
+		f.dur(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and task steps may finish after SIGTERM"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/comfyui"
 	"github.com/gengate/gengate/internal/engine/fal"
 	"github.com/gengate/gengate/internal/engine/google"
 	"github.com/gengate/gengate/internal/engine/openai"
@@ -51,6 +52,9 @@ var providerEnv = map[string]string{
 
 // engineKinds builds an engine of each kind from its provider settings.
 var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine, error){
+	"comfyui": func(_ string, p providerConfig) (gengate.Engine, error) {
+		return comfyui.New(comfyui.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+	},
 	"fal": func(_ string, p providerConfig) (gengate.Engine, error) {
 		return fal.New(fal.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
 	},
@@ -136,7 +140,7 @@ func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) 
 		if v := getenv(env); v != "" {
 			p := providerConfig{Type: name, APIKey: v}
 			if name == "comfyui" {
-				p = providerConfig{Type: name, BaseURL: v}
+				p = providerConfig{Type: name, BaseURL: v, APIKey: getenv("COMFYUI_API_KEY")}
 			}
 			providers[name] = p
 		}

@@ -101,7 +101,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers}, log)
+			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Grace: cfg.ShutdownGrace}, log)
 		}()
 	}
 	var srvErr error
@@ -142,7 +142,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	}
 	// Requests waiting for results answer 202 now; their tasks go on.
 	close(drain)
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), max(cfg.ShutdownGrace, time.Second))
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {
 		return err

@@ -226,3 +226,28 @@ func isUnique(err error) bool {
 }
 
 func notFound(what, id string) error { return gengate.Errorf(gengate.ENotFound, "no %s %s", what, id) }
+
+// Exclusive runs f if no other process of the cluster is running a job of
+// the same name, and reports whether it ran. On PostgreSQL it holds a
+// session advisory lock for the duration (released if the process dies,
+// with its connection); on SQLite, whose processes share one machine and
+// one file, it simply runs f: every job run this way is safe to repeat.
+func (s *DB) Exclusive(ctx context.Context, name string, f func(context.Context) error) (bool, error) {
+	if !s.postgres {
+		return true, f(ctx)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	var got bool
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtext($1))`, "gengate:"+name).Scan(&got); err != nil {
+		return false, err
+	}
+	if !got {
+		return false, nil
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext($1))`, "gengate:"+name)
+	return true, f(ctx)
+}

@@ -25,9 +25,14 @@ type Config struct {
 	Concurrency  int           // goroutines running steps (default 4)
 	PollInterval time.Duration // how often an idle worker looks for due steps (default 250ms)
 	PurgeEvery   time.Duration // default 1h
+	// Grace is how long steps already running may go on once ctx ends
+	// (default 30s); then their contexts are cancelled and their tasks
+	// handed back to the other workers.
+	Grace time.Duration
 }
 
-// Run runs the workers until ctx ends, then waits for running steps.
+// Run runs the workers until ctx ends, then lets running steps finish
+// within cfg.Grace and returns.
 func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4
@@ -38,12 +43,33 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 	if cfg.PurgeEvery <= 0 {
 		cfg.PurgeEvery = time.Hour
 	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 30 * time.Second
+	}
+	// Steps run under steps, which outlives ctx by the grace period.
+	steps, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSteps()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-stopped:
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-stopped:
+		case <-time.After(cfg.Grace):
+			log.Warn("shutdown grace period over: cutting running steps short", "grace", cfg.Grace)
+			cancelSteps()
+		}
+	}()
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			loop(ctx, r, events, cfg.PollInterval, log)
+			loop(ctx, steps, r, events, cfg.PollInterval, log)
 		}()
 	}
 	wg.Add(1)
@@ -54,13 +80,13 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 	wg.Wait()
 }
 
-func loop(ctx context.Context, r Runner, events *gengate.Events, poll time.Duration, log *slog.Logger) {
+func loop(ctx, steps context.Context, r Runner, events *gengate.Events, poll time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		// Shutdown stops the loop between steps, not inside one: a step cut
-		// short would leave its task waiting for the lease to run out.
-		did, err := r.RunNext(context.WithoutCancel(ctx))
+		// Shutdown stops the loop between steps; a running step goes on
+		// until the grace period ends (steps), then hands its task back.
+		did, err := r.RunNext(steps)
 		if err != nil && ctx.Err() == nil {
 			log.Error("task step", "err", err)
 		}
