@@ -256,6 +256,15 @@ func (s *Service) storeInputs(ctx context.Context, t *Task, req *Request) error 
 	if len(bad) > 0 {
 		return &Error{Code: EInvalid, Message: "input " + bad[0].Field + ": " + bad[0].Message, Fields: bad}
 	}
+	// The route's engine sees the fetched inputs (their sizes) before any
+	// charge: a mask of another size, an image too large to upscale.
+	if v, ok := s.Engines[t.Route.Engine].(Validator); ok {
+		job := s.baseJob(t)
+		job.Inputs = inputs
+		if err := v.Validate(job); err != nil {
+			return err
+		}
+	}
 	for name, in := range inputs {
 		key := "inputs/" + t.ID + "/" + name
 		if err := s.Blobs.Put(ctx, key, in.Data, in.ContentType); err != nil {

@@ -38,6 +38,7 @@ commands:
   credits grant --account ID --credits N
   review list                         tasks waiting for review
   review settle JOB-ID --refund|--deliver
+  migrate-data --from SRC --to DST    copy all rows to another database (files not included)
 run "gengate <command> --help" for its flags`
 
 // run is the whole program, so that tests can run it in-process.
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return reviewList(ctx, rest, getenv, stdout, stderr)
 	case "review settle":
 		return reviewSettle(ctx, rest, getenv, stdout, stderr)
+	case "migrate-data ":
+		return migrateData(ctx, rest, getenv, stdout, stderr)
 	case "help ", "-h ", "--help ":
 		fmt.Fprintln(stdout, usage)
 		return nil

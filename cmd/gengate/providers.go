@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/engine/comfyui"
 	"github.com/gengate/gengate/internal/engine/fal"
 	"github.com/gengate/gengate/internal/engine/google"
@@ -134,7 +135,8 @@ type engines struct {
 // the file or, with no file entry, from the provider's usual environment
 // variable. Secrets are used only to build the engines.
 func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration) (*engines, error) {
-	out := &engines{All: map[string]gengate.Engine{"sandbox": sandbox.New(sandboxDelay)}, Routes: map[string][]gengate.Route{}}
+	out := &engines{All: map[string]gengate.Engine{"sandbox": sandbox.New(sandboxDelay), "builtin": builtin.New()},
+		Routes: map[string][]gengate.Route{}}
 	providers := map[string]providerConfig{}
 	for name, env := range providerEnv {
 		if v := getenv(env); v != "" {
@@ -192,7 +194,7 @@ func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) 
 			if provider == "" {
 				return nil, fmt.Errorf("%s: provider is required", field)
 			}
-			if _, ok := out.All[provider]; !ok && provider != "builtin" {
+			if _, ok := out.All[provider]; !ok {
 				return nil, fmt.Errorf("%s: provider %q is not configured", field, provider)
 			}
 			if model == "" {
