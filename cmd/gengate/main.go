@@ -6,6 +6,8 @@
 //	gengate credits grant --account ID --credits N
 //	gengate review list
 //	gengate review settle JOB-ID --refund|--deliver
+//	gengate migrate-data --from SRC --to DST
+//	gengate eval builtin [--sets DIR] [--pictures DIR]
 //
 // Every command takes --data and --database, with GENGATE_* environment
 // fallbacks, and works while a server runs on the same database.
@@ -39,6 +41,7 @@ commands:
   review list                         tasks waiting for review
   review settle JOB-ID --refund|--deliver
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
+  eval builtin [--sets DIR]           measure the built-in image operations on public sets
 run "gengate <command> --help" for its flags`
 
 // run is the whole program, so that tests can run it in-process.
@@ -49,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review") {
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval") {
 		sub, rest = rest[0], rest[1:]
 	}
 	switch cmd + " " + sub {
@@ -65,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return reviewList(ctx, rest, getenv, stdout, stderr)
 	case "review settle":
 		return reviewSettle(ctx, rest, getenv, stdout, stderr)
+	case "eval builtin":
+		return evalBuiltin(ctx, rest, getenv, stdout, stderr)
 	case "migrate-data ":
 		return migrateData(ctx, rest, getenv, stdout, stderr)
 	case "help ", "-h ", "--help ":

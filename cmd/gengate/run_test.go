@@ -327,3 +327,13 @@ func TestEnvFallback(t *testing.T) {
 		t.Errorf("bad GENGATE_SYNC_WAIT: %v, want an error naming it", err)
 	}
 }
+
+// TestEvalBuiltinNeedsSets: without the evaluation sets the command says
+// where to point it instead of printing an empty table.
+func TestEvalBuiltinNeedsSets(t *testing.T) {
+	var out, errb syncBuffer
+	err := run(context.Background(), []string{"eval", "builtin", "--sets", filepath.Join(t.TempDir(), "missing"), "--model", "image-upscaler"}, noEnv, &out, &errb)
+	if err == nil {
+		t.Fatalf("eval on a missing directory succeeded: %s", out.String())
+	}
+}
