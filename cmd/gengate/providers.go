@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -108,18 +109,10 @@ func loadFileConfig(path string) (*fileConfig, error) {
 	}
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
-	if err := dec.Decode(fc); err != nil && !errors.Is(err, errEOF(err)) {
+	if err := dec.Decode(fc); err != nil && !errors.Is(err, io.EOF) { // an empty file is no settings
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return fc, nil
-}
-
-// errEOF lets an empty file pass: yaml reports io.EOF for it.
-func errEOF(err error) error {
-	if err != nil && err.Error() == "EOF" {
-		return err
-	}
-	return errors.New("not EOF")
 }
 
 // engines holds what the configuration turned into.
