@@ -36,7 +36,7 @@ var (
 )
 
 // binary builds the real gengate binary once per test run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "gengate-bin-")

@@ -87,7 +87,13 @@ func loop(ctx, steps context.Context, r Runner, events *gengate.Events, poll tim
 		// Shutdown stops the loop between steps; a running step goes on
 		// until the grace period ends (steps), then hands its task back.
 		did, err := r.RunNext(steps)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case gengate.ErrorCode(err) == gengate.EConflict:
+			// Another worker took the task over (this one was too slow to
+			// renew its lease); the store refused this step's writes.
+			log.Warn("task step lost its lease", "err", err)
+		default:
 			log.Error("task step", "err", err)
 		}
 		if did && err == nil {
