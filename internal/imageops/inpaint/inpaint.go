@@ -30,6 +30,16 @@ type params struct {
 	stopDist  float32 // stop coarsening once the hole's inscribed radius ≤ stopDist
 	exemplars bool    // false: diffusion only (for comparisons)
 	blendMax  float32 // the exemplar weight never exceeds this
+	// stroke-like components get a lower exemplar weight: compactness
+	// c = inscribed radius / radius of the disc of equal area (1 for a
+	// disc, → 0 for a long stroke); the cap is strokeCap at c ≤ cLo,
+	// rising linearly to 1 at c ≥ cHi
+	cLo, cHi  float32
+	strokeCap float32
+	// ...and so do all components when the hole is a large share of the
+	// image: the cap falls from 1 at a hole fraction ≤ fLo to strokeCap
+	// at ≥ fHi
+	fLo, fHi float32
 }
 
 var defaults = params{
@@ -46,6 +56,11 @@ var defaults = params{
 	stopDist:  3,
 	exemplars: true,
 	blendMax:  1,
+	cLo:       0,
+	cHi:       0,
+	strokeCap: 1,
+	fLo:       0,
+	fHi:       0,
 }
 
 // Options tune Inpaint. The zero value is not the default: start from
@@ -239,7 +254,7 @@ func exemplarWeight(hole []bool, dist []float32, w, h int, p params) []float32 {
 	for i := range comp {
 		comp[i] = -1
 	}
-	var radii []float32
+	var radii, areas []float32
 	stack := make([]int32, 0, 1024)
 	for i, v := range hole {
 		if !v || comp[i] >= 0 {
@@ -247,12 +262,14 @@ func exemplarWeight(hole []bool, dist []float32, w, h int, p params) []float32 {
 		}
 		id := int32(len(radii))
 		r := float32(0)
+		area := 0
 		comp[i] = id
 		stack = append(stack[:0], int32(i))
 		for len(stack) > 0 {
 			j := int(stack[len(stack)-1])
 			stack = stack[:len(stack)-1]
 			r = max(r, dist[j])
+			area++
 			x, y := j%w, j/w
 			for dy := -1; dy <= 1; dy++ {
 				for dx := -1; dx <= 1; dx++ {
@@ -269,6 +286,25 @@ func exemplarWeight(hole []bool, dist []float32, w, h int, p params) []float32 {
 			}
 		}
 		radii = append(radii, r)
+		areas = append(areas, float32(area))
+	}
+	caps := make([]float32, len(radii))
+	fracCap := float32(1)
+	if p.fHi > p.fLo {
+		tot := float32(0)
+		for _, a := range areas {
+			tot += a
+		}
+		t := min(max((tot/float32(w*h)-p.fLo)/(p.fHi-p.fLo), 0), 1)
+		fracCap = 1 - (1-p.strokeCap)*t
+	}
+	for id, r := range radii {
+		caps[id] = fracCap
+		if p.cHi > p.cLo {
+			c := r / float32(math.Sqrt(float64(areas[id])/math.Pi))
+			t := min(max((c-p.cLo)/(p.cHi-p.cLo), 0), 1)
+			caps[id] = min(fracCap, p.strokeCap+(1-p.strokeCap)*t)
+		}
 	}
 	for i, v := range hole {
 		if !v {
@@ -281,7 +317,7 @@ func exemplarWeight(hole []bool, dist []float32, w, h int, p params) []float32 {
 		if p.rampHi > p.rampLo {
 			a = (dist[i] - p.rampLo) / (p.rampHi - p.rampLo)
 		}
-		alpha[i] = min(max(a, 0), p.blendMax)
+		alpha[i] = min(max(a, 0), 1) * min(caps[comp[i]], p.blendMax)
 	}
 	return alpha
 }
