@@ -119,6 +119,13 @@ func TestProviderFallback(t *testing.T) {
 	if n := r.num("remainingCredits"); n != 996 {
 		t.Errorf("remainingCredits %d, want 996", n)
 	}
+	// The refusal was logged; the keys never are.
+	if log := s.stderr.String(); strings.Contains(log, fal.Key()) || strings.Contains(log, rep.Key()) {
+		t.Error("an upstream API key appears in the server log")
+	}
+	if strings.Contains(string(r.body), fal.Key()) || strings.Contains(string(r.body), rep.Key()) {
+		t.Error("an upstream API key appears in the response")
+	}
 }
 
 // TestProviderBusyThenSuccess: 429 at submit and 503 while polling only
