@@ -43,10 +43,10 @@ type params struct {
 }
 
 var defaults = params{
-	dilate:    1,
+	dilate:    0,
 	thinMax:   4,
 	rampLo:    0,
-	rampHi:    0,
+	rampHi:    8,
 	workMax:   300_000,
 	emCoarse:  8,
 	emFine:    2,
@@ -56,36 +56,41 @@ var defaults = params{
 	stopDist:  3,
 	exemplars: true,
 	blendMax:  1,
-	cLo:       0,
-	cHi:       0,
-	strokeCap: 1,
-	fLo:       0,
-	fHi:       0,
+	cLo:       0.3,
+	cHi:       0.5,
+	strokeCap: 0.4,
+	fLo:       0.25,
+	fHi:       0.45,
 }
 
 // Options tune Inpaint. The zero value is not the default: start from
 // DefaultOptions.
 type Options struct {
-	// Dilate grows the hole by this many pixels before filling (user masks
-	// are rarely tight; halos of the removed object would otherwise stay).
-	// Thin components (strokes, scratches) are not grown.
+	// Dilate grows the hole by this many pixels before filling. The
+	// default is 0: the mask is used exactly as given, so callers should
+	// pass a mask that covers the whole object (its halo and shadow
+	// included); raise Dilate for loosely drawn masks. Thin components
+	// (strokes, scratches) are never grown.
 	Dilate int
-	// Detail is the weight, 0..1, of the exemplar (copied texture) fill
-	// against the smooth diffusion fill away from the hole boundary. 1
-	// gives the sharpest object removal; lower values trade texture for a
-	// smaller pixel error (PSNR) on large holes.
+	// Detail caps the weight, 0..1, of the exemplar (copied texture) fill
+	// against the smooth diffusion fill. Below the cap the weight is
+	// chosen per pixel (see the package documentation: distance to the
+	// hole boundary, shape of the hole component, hole share of the
+	// image). 1 (the default) lets compact object holes get full texture;
+	// lower values trade texture for a smaller pixel error (PSNR); 0 is
+	// diffusion only.
 	Detail float64
 }
 
-// DefaultOptions are what Inpaint uses: one pixel of dilation, full detail.
-var DefaultOptions = Options{Dilate: 1, Detail: 1}
+// DefaultOptions are what Inpaint uses: the exact mask, full detail
+// (adaptive blend).
+var DefaultOptions = Options{Dilate: 0, Detail: 1}
 
 // Inpaint fills the hole (pixels ≥ 128 in hole, which must be the size of
 // src) with content synthesised from the rest of the image and returns
-// the result, using DefaultOptions: the hole is first grown by one pixel;
-// every pixel outside the grown hole is returned unchanged (alpha
-// included), filled pixels are opaque. See the package documentation for
-// the algorithm.
+// the result, using DefaultOptions: every pixel outside the hole is
+// returned unchanged (alpha included), filled pixels are opaque. See the
+// package documentation for the algorithm.
 func Inpaint(src image.Image, hole *image.Gray) (*image.NRGBA, error) {
 	return InpaintWith(src, hole, DefaultOptions)
 }
@@ -246,7 +251,12 @@ func inpaintWith(src image.Image, holeImg *image.Gray, p params) (*image.NRGBA, 
 
 // exemplarWeight is the per-pixel weight of the exemplar fill against the
 // diffusion fill: 0 in thin hole components (scratches, strokes: diffusion
-// is more accurate there), else a ramp from the hole boundary inwards.
+// is more accurate there), else a ramp from the hole boundary inwards
+// (rampLo..rampHi px: near the known region diffusion is accurate, deep
+// inside texture is needed), capped per component by its compactness
+// (stroke-like components lean on diffusion, compact object-like ones get
+// full texture) and by the hole's share of the image (the less context is
+// left, the less a copied patch can be trusted), and by blendMax.
 func exemplarWeight(hole []bool, dist []float32, w, h int, p params) []float32 {
 	alpha := make([]float32, w*h)
 	// connected components (8-neighbour) and their inscribed radius
