@@ -1,0 +1,230 @@
+package matte
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gengate/gengate/internal/imageops"
+)
+
+func alphaMask(a *image.Gray) []bool {
+	w := a.Rect.Dx()
+	m := make([]bool, w*a.Rect.Dy())
+	for i := range m {
+		m[i] = a.Pix[(i/w)*a.Stride+i%w] >= 128
+	}
+	return m
+}
+
+// discScene draws a disc of radius r at (cx, cy) on a w×h background; bg
+// gives the background colour at (x, y).
+func discScene(w, h int, cx, cy, r float64, fg color.NRGBA, bg func(x, y int) color.NRGBA) (*image.NRGBA, []bool) {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	want := make([]bool, w*h)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			dx, dy := float64(x)+0.5-cx, float64(y)+0.5-cy
+			if dx*dx+dy*dy <= r*r {
+				img.SetNRGBA(x, y, fg)
+				want[y*w+x] = true
+			} else {
+				img.SetNRGBA(x, y, bg(x, y))
+			}
+		}
+	}
+	return img, want
+}
+
+func checkIoU(t *testing.T, img image.Image, want []bool, min float64) {
+	t.Helper()
+	a, err := Matte(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := imageops.IoU(alphaMask(a), want, nil); got < min {
+		t.Fatalf("IoU = %.4f, want >= %.2f", got, min)
+	} else {
+		t.Logf("IoU = %.4f", got)
+	}
+}
+
+func TestDiscFlatBackground(t *testing.T) {
+	img, want := discScene(300, 220, 150, 110, 60, color.NRGBA{200, 40, 40, 255},
+		func(x, y int) color.NRGBA { return color.NRGBA{235, 235, 235, 255} })
+	checkIoU(t, img, want, 0.97)
+}
+
+func TestDiscGradientBackground(t *testing.T) {
+	img, want := discScene(320, 240, 170, 120, 70, color.NRGBA{30, 90, 200, 255},
+		func(x, y int) color.NRGBA {
+			v := uint8(120 + 110*float64(x+y)/float64(320+240))
+			return color.NRGBA{v, v, uint8(int(v) * 9 / 10), 255}
+		})
+	checkIoU(t, img, want, 0.95)
+}
+
+func TestObjectTouchingBorder(t *testing.T) {
+	// A disc cut by the right edge, off centre.
+	img, want := discScene(320, 240, 290, 140, 80, color.NRGBA{20, 150, 60, 255},
+		func(x, y int) color.NRGBA { return color.NRGBA{225, 220, 210, 255} })
+	checkIoU(t, img, want, 0.90)
+}
+
+func TestProductShots(t *testing.T) {
+	for _, c := range []struct {
+		cx, cy, size float64
+		textured     bool
+		shadow, min  float64
+	}{
+		{0.5, 0.6, 0.4, false, 0, 0.95},
+		{0.4, 0.6, 0.4, true, 0, 0.95},
+		{0.6, 0.6, 0.35, true, 0, 0.95},
+		// A dark soft drop shadow is partly taken as object (see report).
+		{0.5, 0.6, 0.4, false, 0.45, 0.80},
+		{0.4, 0.6, 0.4, true, 0.25, 0.85},
+	} {
+		img, want := productShot(480, 360, c.cx, c.cy, c.size, c.textured, c.shadow)
+		checkIoU(t, img, want, c.min)
+	}
+}
+
+func TestKeepsSizeAndAlpha(t *testing.T) {
+	img, _ := productShot(257, 191, 0.5, 0.6, 0.4, false, 0.3)
+	// non-zero origin sub-image
+	sub := img.SubImage(image.Rect(3, 2, 250, 190))
+	out, err := RemoveBackground(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Rect != image.Rect(0, 0, 247, 188) {
+		t.Fatalf("bounds %v", out.Rect)
+	}
+	var zero, full int
+	for i := 3; i < len(out.Pix); i += 4 {
+		switch out.Pix[i] {
+		case 0:
+			zero++
+		case 255:
+			full++
+		}
+	}
+	if zero == 0 || full == 0 {
+		t.Fatalf("alpha not a cut-out: %d transparent, %d opaque", zero, full)
+	}
+	if c := out.NRGBAAt(0, 0); c.A != 0 {
+		t.Fatalf("corner alpha %d, want 0", c.A)
+	}
+	if c := out.NRGBAAt(123, 110); c.A != 255 {
+		t.Fatalf("object centre alpha %d, want 255", c.A)
+	}
+}
+
+func TestRefusesEmptyAndTiny(t *testing.T) {
+	if _, err := RemoveBackground(image.NewNRGBA(image.Rect(0, 0, 0, 0))); err == nil {
+		t.Fatal("zero-size image accepted")
+	}
+	if _, err := Matte(nil); err == nil {
+		t.Fatal("nil image accepted")
+	}
+	if _, err := RemoveBackground(image.NewNRGBA(image.Rect(0, 0, 3, 3))); err == nil {
+		t.Fatal("3x3 image accepted")
+	}
+	// the smallest accepted size works
+	out, err := RemoveBackground(image.NewNRGBA(image.Rect(0, 0, MinSide, MinSide)))
+	if err != nil || out.Rect.Dx() != MinSide {
+		t.Fatalf("%dx%d: %v", MinSide, MinSide, err)
+	}
+}
+
+func TestMaxflowSmall(t *testing.T) {
+	// 3x1 chain: source-linked left, sink-linked right; the cheapest cut
+	// is the weak middle edge.
+	g := newGridGraph(3, 1)
+	g.reset()
+	set := func(i, k int, c float32) { g.rcap[8*i+k] = c; g.rcap[int(g.head[8*i+k])*8+7-k] = c }
+	set(0, 4, 5)
+	set(1, 4, 1)
+	g.trcap[0], g.trcap[2] = 10, -10
+	if f := g.maxflow(); math.Abs(f-1) > 1e-6 {
+		t.Fatalf("flow %v, want 1", f)
+	}
+	if !g.inSource(0) || !g.inSource(1) || g.inSource(2) {
+		t.Fatal("wrong cut")
+	}
+}
+
+func TestGrabCutSubset(t *testing.T) {
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data: set GENGATE_EVAL_DATA to run the GrabCut check")
+	}
+	only := map[string]bool{"flower": true, "stone2": true, "fullmoon": true, "teddy": true, "music": true}
+	res, err := evalGrabCut(dir, defaultParams, false, only, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(only) {
+		t.Fatalf("scored %d images, want %d", len(res), len(only))
+	}
+	for _, r := range res {
+		t.Logf("%s IoU %.3f", r.Name, r.IoU)
+		if r.IoU < 0.9 {
+			t.Errorf("%s IoU %.3f < 0.9", r.Name, r.IoU)
+		}
+	}
+}
+
+func TestWriteDocPictures(t *testing.T) {
+	if os.Getenv("GENGATE_UPDATE_DOCS") != "1" {
+		t.Skip("set GENGATE_UPDATE_DOCS=1 to rewrite docs/builtin-quality/removebg-*.png")
+	}
+	img, want := productShot(640, 440, 0.45, 0.6, 0.4, true, 0.3)
+	cut, alpha, err := run(img, defaultParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("synthetic scene IoU %.4f", imageops.IoU(alphaMask(alpha), want, nil))
+	dir := filepath.Join("..", "..", "..", "docs", "builtin-quality")
+	if err := writeBeforeAfter(dir, "removebg", cut, alpha); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"removebg-before.png", "removebg-after.png"} {
+		st, err := os.Stat(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > 300<<10 {
+			t.Errorf("%s is %d bytes, want < 300 KB", n, st.Size())
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchSize(b *testing.B, w, h int) {
+	img, _ := productShot(w, h, 0.5, 0.6, 0.4, true, 0.45)
+	mp := float64(w*h) / 1e6
+	b.ResetTimer()
+	c0, t0 := cpuTime(), time.Now()
+	for i := 0; i < b.N; i++ {
+		if _, err := RemoveBackground(img); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(time.Since(t0).Seconds()/n/mp, "s/MP")
+	b.ReportMetric((cpuTime()-c0).Seconds()/n/mp, "cpu-s/MP")
+}
+
+func BenchmarkRemoveBackground1MP(b *testing.B)  { benchSize(b, 1155, 866) }
+func BenchmarkRemoveBackground12MP(b *testing.B) { benchSize(b, 4000, 3000) }

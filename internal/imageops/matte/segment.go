@@ -1,0 +1,452 @@
+package matte
+
+import (
+	"math"
+	"sort"
+)
+
+// params holds the tunables of the low-resolution segmentation.
+type params struct {
+	workSide    int     // longest side of the working resolution
+	frame       float64 // border frame width as a fraction of each side
+	comps       int     // GMM components per model
+	iters       int     // GrabCut iterations
+	gamma       float64 // pairwise weight (GrabCut: 50)
+	salWeight   float64 // unary weight of the saliency prior (nats)
+	framePen    float64 // extra cost (nats) of foreground inside the frame
+	keepFrac    float64 // keep components at least this fraction of the largest
+	holeFrac    float64 // fill background holes smaller than this fraction of the foreground
+	centerSigma float64 // centre prior width (fraction of the diagonal); 0 disables
+}
+
+var defaultParams = params{
+	workSide:    400,
+	frame:       0.04,
+	comps:       5,
+	iters:       5,
+	gamma:       50,
+	salWeight:   2.0,
+	framePen:    6.0,
+	keepFrac:    0.15,
+	holeFrac:    0.02,
+	centerSigma: 0.4,
+}
+
+// workImage is the reduced-resolution image the segmentation runs on.
+type workImage struct {
+	w, h int
+	rgb  []float32 // interleaved 0..255
+	lab  []float32 // interleaved L*a*b*
+}
+
+// frameMask marks the border frame.
+func frameMask(w, h int, frac float64) []bool {
+	fw := int(math.Round(frac * float64(w)))
+	fh := int(math.Round(frac * float64(h)))
+	if fw < 1 {
+		fw = 1
+	}
+	if fh < 1 {
+		fh = 1
+	}
+	m := make([]bool, w*h)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if x < fw || x >= w-fw || y < fh || y >= h-fh {
+				m[y*w+x] = true
+			}
+		}
+	}
+	return m
+}
+
+// mbdSaliency is the minimum-barrier distance of every pixel to the image
+// border (Zhang et al., "Minimum Barrier Salient Object Detection at 80
+// FPS", ICCV 2015), computed per L*a*b* channel by raster scanning and
+// summed. Pixels whose paths to the border must cross a strong colour
+// barrier score high.
+func mbdSaliency(im *workImage) []float32 {
+	w, h := im.w, im.h
+	n := w * h
+	total := make([]float32, n)
+	scale := [3]float32{1, 1, 1}
+	for c := 0; c < 3; c++ {
+		I := make([]float32, n)
+		for i := 0; i < n; i++ {
+			I[i] = im.lab[3*i+c] * scale[c]
+		}
+		D := make([]float32, n)
+		U := make([]float32, n)
+		L := make([]float32, n)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				U[i], L[i] = I[i], I[i]
+				if x == 0 || y == 0 || x == w-1 || y == h-1 {
+					D[i] = 0
+				} else {
+					D[i] = float32(math.Inf(1))
+				}
+			}
+		}
+		relax := func(i, j int) {
+			u := U[j]
+			if I[i] > u {
+				u = I[i]
+			}
+			l := L[j]
+			if I[i] < l {
+				l = I[i]
+			}
+			if b := u - l; b < D[i] {
+				D[i], U[i], L[i] = b, u, l
+			}
+		}
+		for pass := 0; pass < 3; pass++ {
+			for y := 1; y < h-1; y++ {
+				for x := 1; x < w-1; x++ {
+					i := y*w + x
+					relax(i, i-1)
+					relax(i, i-w)
+				}
+			}
+			for y := h - 2; y >= 1; y-- {
+				for x := w - 2; x >= 1; x-- {
+					i := y*w + x
+					relax(i, i+1)
+					relax(i, i+w)
+				}
+			}
+		}
+		for i := range total {
+			total[i] += D[i]
+		}
+	}
+	normalize(total)
+	return total
+}
+
+// normalize maps v to 0..1 by its 1st and 99th percentiles.
+func normalize(v []float32) {
+	if len(v) == 0 {
+		return
+	}
+	s := make([]float32, len(v))
+	copy(s, v)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	lo := s[len(s)/100]
+	hi := s[len(s)-1-len(s)/100]
+	if hi <= lo {
+		hi = lo + 1
+	}
+	for i := range v {
+		t := (v[i] - lo) / (hi - lo)
+		if t < 0 {
+			t = 0
+		}
+		if t > 1 {
+			t = 1
+		}
+		v[i] = t
+	}
+}
+
+// colourSaliency scores how unlike the border frame each pixel's colour
+// is: -log p under a GMM of the frame colours, normalised.
+func colourSaliency(im *workImage, frame []bool, comps int) []float32 {
+	var sel []int32
+	for i, f := range frame {
+		if f {
+			sel = append(sel, int32(i))
+		}
+	}
+	bg := fitGMM(im.rgb, sel, comps)
+	n := im.w * im.h
+	out := make([]float32, n)
+	parallel(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = float32(bg.negLog(im.rgb[3*i : 3*i+3]))
+		}
+	})
+	normalize(out)
+	return out
+}
+
+// otsu returns the threshold in 0..1 maximising between-class variance.
+func otsu(v []float32) float32 {
+	var hist [256]float64
+	for _, x := range v {
+		b := int(x * 255)
+		if b < 0 {
+			b = 0
+		}
+		if b > 255 {
+			b = 255
+		}
+		hist[b]++
+	}
+	total := float64(len(v))
+	var sum float64
+	for i, c := range hist {
+		sum += float64(i) * c
+	}
+	var wb, sb, best float64
+	bt := 128
+	for t := 0; t < 256; t++ {
+		wb += hist[t]
+		if wb == 0 {
+			continue
+		}
+		wf := total - wb
+		if wf == 0 {
+			break
+		}
+		sb += float64(t) * hist[t]
+		mb, mf := sb/wb, (sum-sb)/wf
+		if bv := wb * wf * (mb - mf) * (mb - mf); bv > best {
+			best, bt = bv, t
+		}
+	}
+	return (float32(bt) + 0.5) / 255
+}
+
+// hint constrains a segmentation (used by the boxed evaluation only):
+// 0 = free, 1 = hard background.
+type hint []uint8
+
+// segment runs saliency-initialised GrabCut on the work image and returns
+// the foreground mask (1 = foreground).
+func segment(im *workImage, p params, h hint) []bool {
+	w, hh := im.w, im.h
+	n := w * hh
+	frame := frameMask(w, hh, p.frame)
+	var sal []float32
+	if h == nil {
+		mbd := mbdSaliency(im)
+		col := colourSaliency(im, frame, p.comps)
+		sal = make([]float32, n)
+		for i := range sal {
+			sal[i] = 0.5*mbd[i] + 0.5*col[i]
+		}
+		if p.centerSigma > 0 {
+			diag := math.Hypot(float64(w), float64(hh))
+			s2 := 2 * (p.centerSigma * diag) * (p.centerSigma * diag)
+			for y := 0; y < hh; y++ {
+				for x := 0; x < w; x++ {
+					dx, dy := float64(x)-float64(w-1)/2, float64(y)-float64(hh-1)/2
+					sal[y*w+x] *= float32(math.Exp(-(dx*dx + dy*dy) / s2))
+				}
+			}
+		}
+		normalize(sal)
+	}
+	fg := make([]bool, n)
+	if h == nil {
+		t := otsu(sal)
+		if t < 0.2 {
+			t = 0.2
+		}
+		if t > 0.6 {
+			t = 0.6
+		}
+		any := false
+		for i := range fg {
+			fg[i] = sal[i] > t && !frame[i]
+			any = any || fg[i]
+		}
+		if !any { // nothing salient: seed the centre
+			for y := hh / 4; y < 3*hh/4; y++ {
+				for x := w / 4; x < 3*w/4; x++ {
+					fg[y*w+x] = true
+				}
+			}
+		}
+	} else {
+		for i := range fg {
+			fg[i] = h[i] == 0
+		}
+	}
+
+	g := newGridGraph(w, hh)
+	// Pairwise weights (contrast sensitive, as GrabCut).
+	var sumd float64
+	var cnt int
+	for y := 0; y < hh; y++ {
+		for x := 0; x < w; x++ {
+			i := y*w + x
+			for k := 4; k < 8; k++ { // forward neighbours
+				j := g.head[8*i+k]
+				if j < 0 {
+					continue
+				}
+				sumd += dist2(im.rgb, i, int(j))
+				cnt++
+			}
+		}
+	}
+	beta := 0.0
+	if sumd > 0 {
+		beta = 1 / (2 * sumd / float64(cnt))
+	}
+	pair := make([]float32, 8*n)
+	parallel(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for k := 0; k < 8; k++ {
+				j := g.head[8*i+k]
+				if j < 0 {
+					continue
+				}
+				wgt := p.gamma * math.Exp(-beta*dist2(im.rgb, i, int(j)))
+				if gridDX[k] != 0 && gridDY[k] != 0 {
+					wgt /= math.Sqrt2
+				}
+				pair[8*i+k] = float32(wgt)
+			}
+		}
+	})
+
+	dfg := make([]float64, n)
+	dbg := make([]float64, n)
+	var fgSel, bgSel []int32
+	for it := 0; it < p.iters; it++ {
+		fgSel, bgSel = fgSel[:0], bgSel[:0]
+		for i := range fg {
+			if fg[i] {
+				fgSel = append(fgSel, int32(i))
+			} else {
+				bgSel = append(bgSel, int32(i))
+			}
+		}
+		if len(fgSel) == 0 || len(bgSel) == 0 {
+			break
+		}
+		fgm := fitGMM(im.rgb, fgSel, p.comps)
+		bgm := fitGMM(im.rgb, bgSel, p.comps)
+		parallel(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				z := im.rgb[3*i : 3*i+3]
+				dfg[i] = fgm.negLog(z)
+				dbg[i] = bgm.negLog(z)
+				if sal != nil {
+					s := float64(sal[i])
+					dfg[i] += p.salWeight * (1 - s)
+					dbg[i] += p.salWeight * s
+				}
+				if frame[i] {
+					dfg[i] += p.framePen
+				}
+			}
+		})
+		g.reset()
+		copy(g.rcap, pair)
+		for i := 0; i < n; i++ {
+			if h != nil && h[i] == 1 {
+				g.trcap[i] = -1e9
+				continue
+			}
+			// source cap = cost of background, sink cap = cost of foreground
+			g.trcap[i] = float32(dbg[i] - dfg[i])
+		}
+		g.maxflow()
+		changed := 0
+		for i := 0; i < n; i++ {
+			v := g.inSource(i)
+			if v != fg[i] {
+				changed++
+			}
+			fg[i] = v
+		}
+		if changed < n/1000 {
+			break
+		}
+	}
+	return fg
+}
+
+func dist2(rgb []float32, i, j int) float64 {
+	a := float64(rgb[3*i] - rgb[3*j])
+	b := float64(rgb[3*i+1] - rgb[3*j+1])
+	c := float64(rgb[3*i+2] - rgb[3*j+2])
+	return a*a + b*b + c*c
+}
+
+// cleanMask keeps the largest 8-connected foreground component and those
+// at least keepFrac of its size, then fills background holes (components
+// not touching the border) smaller than holeFrac of the foreground area.
+func cleanMask(m []bool, w, h int, keepFrac, holeFrac float64) {
+	lab, sizes, touches := components(m, w, h, true)
+	if len(sizes) == 0 {
+		return
+	}
+	largest := 0
+	for _, s := range sizes {
+		if s > largest {
+			largest = s
+		}
+	}
+	fgArea := 0
+	for i := range m {
+		if m[i] {
+			c := lab[i]
+			if float64(sizes[c]) < keepFrac*float64(largest) {
+				m[i] = false
+			} else {
+				fgArea++
+			}
+		}
+	}
+	lab, sizes, touches = components(m, w, h, false)
+	for i := range m {
+		if !m[i] {
+			c := lab[i]
+			if !touches[c] && float64(sizes[c]) < holeFrac*float64(fgArea) {
+				m[i] = true
+			}
+		}
+	}
+}
+
+// components labels connected regions of pixels equal to val (8-connected
+// for foreground, 4-connected for background) and reports their sizes and
+// whether each touches the image border.
+func components(m []bool, w, h int, val bool) (lab []int32, sizes []int, touches []bool) {
+	lab = make([]int32, w*h)
+	for i := range lab {
+		lab[i] = -1
+	}
+	stack := make([]int32, 0, 1024)
+	for s := range m {
+		if m[s] != val || lab[s] >= 0 {
+			continue
+		}
+		id := int32(len(sizes))
+		sizes = append(sizes, 0)
+		touches = append(touches, false)
+		lab[s] = id
+		stack = append(stack[:0], int32(s))
+		for len(stack) > 0 {
+			i := int(stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+			sizes[id]++
+			x, y := i%w, i/w
+			if x == 0 || y == 0 || x == w-1 || y == h-1 {
+				touches[id] = true
+			}
+			for k := 0; k < 8; k++ {
+				if !val && gridDX[k] != 0 && gridDY[k] != 0 {
+					continue
+				}
+				nx, ny := x+gridDX[k], y+gridDY[k]
+				if nx < 0 || ny < 0 || nx >= w || ny >= h {
+					continue
+				}
+				j := ny*w + nx
+				if m[j] == val && lab[j] < 0 {
+					lab[j] = id
+					stack = append(stack, int32(j))
+				}
+			}
+		}
+	}
+	return lab, sizes, touches
+}

@@ -1,0 +1,91 @@
+package matte
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gengate/gengate/internal/imageops"
+)
+
+// TestTune prints per-image IoU on the GrabCut set (GENGATE_MATTE_TUNE=1;
+// GENGATE_MATTE_TUNE=box uses the dataset's user box as a reference).
+func TestTune(t *testing.T) {
+	mode := os.Getenv("GENGATE_MATTE_TUNE")
+	if mode == "" {
+		t.Skip("set GENGATE_MATTE_TUNE=1 (or box) to print per-image GrabCut-set scores")
+	}
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data")
+	}
+	p := defaultParams
+	for _, kv := range strings.Fields(os.Getenv("GENGATE_MATTE_P")) {
+		var k string
+		var v float64
+		fmt.Sscanf(strings.Replace(kv, "=", " ", 1), "%s %g", &k, &v)
+		switch k {
+		case "framePen":
+			p.framePen = v
+		case "salWeight":
+			p.salWeight = v
+		case "centerSigma":
+			p.centerSigma = v
+		case "keepFrac":
+			p.keepFrac = v
+		case "holeFrac":
+			p.holeFrac = v
+		case "gamma":
+			p.gamma = v
+		case "iters":
+			p.iters = int(v)
+		case "workSide":
+			p.workSide = int(v)
+		case "frame":
+			p.frame = v
+		default:
+			t.Fatalf("unknown param %q", k)
+		}
+	}
+	res, err := evalGrabCut(dir, p, mode == "box", nil, os.Getenv("GENGATE_MATTE_PICS"), picSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(res, func(a, b int) bool { return res[a].IoU < res[b].IoU })
+	if os.Getenv("GENGATE_MATTE_QUIET") == "" {
+		for _, r := range res {
+			fmt.Printf("%-10s %.3f %.2fs\n", r.Name, r.IoU, r.Secs)
+		}
+	}
+	s := summarize(res)
+	fmt.Printf("mean %.4f median %.4f min %.4f (%s) %.2f s/MP\n", s.Mean, s.Median, s.Min, s.MinName, s.SecsPerMP)
+}
+
+func picSet() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(os.Getenv("GENGATE_MATTE_PICNAMES")) {
+		m[n] = true
+	}
+	return m
+}
+
+// TestEvaluate prints Evaluate's rows (GENGATE_MATTE_EVAL=1;
+// GENGATE_MATTE_PICS=dir also writes before/after pictures there).
+func TestEvaluate(t *testing.T) {
+	if os.Getenv("GENGATE_MATTE_EVAL") == "" {
+		t.Skip("set GENGATE_MATTE_EVAL=1 to run the GrabCut-50 evaluation")
+	}
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data")
+	}
+	rows, err := Evaluate(dir, os.Getenv("GENGATE_MATTE_PICS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		fmt.Printf("%-62s %.4f %-5s peer %-22s target %-7s pass %v\n", r.Metric, r.Value, r.Unit, r.Peer, r.Target, r.Pass)
+	}
+}
