@@ -11,6 +11,7 @@ import (
 
 	"github.com/gengate/gengate/internal/imageops"
 	"github.com/gengate/gengate/internal/imageops/inpaint"
+	"github.com/gengate/gengate/internal/imageops/matte"
 	"github.com/gengate/gengate/internal/imageops/upscale"
 )
 
@@ -21,6 +22,7 @@ var evaluations = []struct {
 	run   func(dataDir, picDir string) ([]imageops.Result, error)
 }{
 	{"image-upscaler", upscale.Evaluate},
+	{"remove-bg", matte.Evaluate},
 	{"object-remover", inpaint.Evaluate},
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/imageops/inpaint"
+	"github.com/gengate/gengate/internal/imageops/matte"
 	"github.com/gengate/gengate/internal/imageops/upscale"
 )
 
@@ -57,6 +58,8 @@ func New() *Engine {
 	return &Engine{ops: map[string]op{
 		"image-upscaler": {inputs: []string{"imageUrl"}, formats: []string{"png", "jpeg", "webp"}, run: runUpscale},
 		"object-remover": {inputs: []string{"image", "mask"}, formats: []string{"png", "jpeg", "webp"}, run: runInpaint},
+		// remove-bg writes formats with transparency only.
+		"remove-bg": {inputs: []string{"imageUrl"}, formats: []string{"png", "webp"}, run: runRemoveBackground},
 	}}
 }
 
@@ -228,4 +231,8 @@ func runInpaint(job gengate.Job, imgs map[string]image.Image) (image.Image, erro
 		return nil, err
 	}
 	return inpaint.Inpaint(imgs["image"], hole)
+}
+
+func runRemoveBackground(job gengate.Job, imgs map[string]image.Image) (image.Image, error) {
+	return matte.RemoveBackground(imgs["imageUrl"])
 }

@@ -211,3 +211,34 @@ func errorsAs(err error, e **gengate.Error) bool {
 	}
 	return ok
 }
+
+// TestRemoveBackgroundDisc: a disc on a flat background comes out opaque
+// inside and transparent outside, as PNG or WebP with alpha.
+func TestRemoveBackgroundDisc(t *testing.T) {
+	img := flat(96, 96, color.NRGBA{230, 230, 225, 255})
+	for y := 0; y < 96; y++ {
+		for x := 0; x < 96; x++ {
+			if (x-48)*(x-48)+(y-48)*(y-48) < 25*25 {
+				img.Set(x, y, color.NRGBA{200, 40, 30, 255})
+			}
+		}
+	}
+	for _, f := range []string{"png", "webp"} {
+		t.Run(f, func(t *testing.T) {
+			p, err := New().Submit(context.Background(), job("remove-bg", nil, map[string]gengate.Input{"imageUrl": input(t, img)}, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := decode(t, p.Outputs[0])
+			if _, _, _, a := out.At(48, 48).RGBA(); a < 0xf000 {
+				t.Errorf("centre alpha %d, want opaque", a>>8)
+			}
+			if _, _, _, a := out.At(3, 3).RGBA(); a > 0x1000 {
+				t.Errorf("corner alpha %d, want transparent", a>>8)
+			}
+		})
+	}
+	if gengate.ErrorCode(New().Validate(job("remove-bg", nil, nil, "jpeg"))) != gengate.EUnsupportedOption {
+		t.Error("remove-bg accepted jpeg, which has no transparency")
+	}
+}
