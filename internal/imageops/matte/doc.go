@@ -5,6 +5,26 @@
 // RemoveBackground returns the image with alpha = foreground matte; Matte
 // returns the matte alone. Evaluate runs the GrabCut-50 protocol.
 //
+// # Evaluation (Evaluate; GENGATE_MATTE_EVAL=1 go test -run TestEvaluate)
+//
+//   - GrabCut-50, no user hint (GT 128 band ignored, matte at 128): mean
+//     IoU 0.759, median 0.886 (target ≥ 0.75; OpenCV automatic GrabCut
+//     0.664). The mean swings by about ±0.01 with the centre-prior width,
+//     so the margin over 0.75 is small.
+//   - Plain-background subset, defined from the ground truth only (plain.go):
+//     GT foreground one 8-connected component (specks < 0.5 % ignored) and
+//     GT background, 4 px away from the object at 400 px, with L*a*b*
+//     residual std after removing a linear gradient < 14 ΔE and mean
+//     4-neighbour ΔE < 2.5 (both thresholds in the widest gaps of the
+//     50-image distribution). 14 images qualify: 106024, 181079, 227092,
+//     37073, banana1, book, ceramic, cross, elefant, fullmoon, llama,
+//     person3, stone1, teddy. Mean IoU 0.860: the "≥ 0.95 on plain
+//     backgrounds" target is NOT met (llama 0.47, 181079 0.59, cross 0.65
+//     lose the object to background-coloured parts or keep the plinth).
+//   - Synthetic product shots (object on a plain or textured gradient
+//     backdrop, soft drop shadow up to 0.6): min IoU 0.995 (≥ 0.95).
+//   - Speed: 1.5 s/MP over the GrabCut set, 0.04 s/MP at 12 MP (< 3).
+//
 // # Algorithm
 //
 //  1. The image is area-averaged to a working resolution (longest side 400
@@ -12,8 +32,13 @@
 //  2. Saliency: the minimum-barrier distance of every pixel to the image
 //     border in CIE L*a*b* (Zhang et al., ICCV 2015) averaged with how
 //     unlikely its colour is under a 5-component Gaussian mixture fitted to
-//     a 4 % border frame, weighted by a mild centre prior. Its Otsu
-//     threshold gives the initial foreground.
+//     a 4 % border frame, weighted by a mild centre prior (Gaussian, sigma
+//     0.6 of the diagonal). Its Otsu threshold gives the initial foreground.
+//     Cast shadows (shadow.go): when a linear-gradient model of the frame
+//     colour fits well (plain backdrop), pixels darker than the model
+//     (luminance ratio 0.25..0.94) with the same normalised rg
+//     chromaticity (distance < 0.025) are scored as shadow: they leave the
+//     initial foreground and pay up to 4 nats for being foreground.
 //  3. GrabCut-style iterations (Rother, Kolmogorov & Blake, SIGGRAPH 2004):
 //     5-component full-covariance RGB GMMs for foreground and background,
 //     unary -log likelihoods plus a soft saliency term, contrast-sensitive
@@ -37,6 +62,7 @@
 // Limits: with no hint the "object" is whatever is salient against the
 // border, so scenes with several salient things (a person beside a bright
 // sign) can select the wrong one, and objects whose colours recur in the
-// background lose parts. Learned salient-object models (U2-Net, BiRefNet)
+// background lose parts. The shadow test can also take a dark object of the
+// backdrop's own hue (a grey object on a grey backdrop) for shadow. Learned salient-object models (U2-Net, BiRefNet)
 // do much better on cluttered scenes.
 package matte

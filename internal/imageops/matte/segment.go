@@ -17,6 +17,7 @@ type params struct {
 	keepFrac    float64 // keep components at least this fraction of the largest
 	holeFrac    float64 // fill background holes smaller than this fraction of the foreground
 	centerSigma float64 // centre prior width (fraction of the diagonal); 0 disables
+	shadowPen   float64 // unary cost (nats) of foreground on a detected cast shadow; 0 disables
 }
 
 var defaultParams = params{
@@ -29,7 +30,8 @@ var defaultParams = params{
 	framePen:    6.0,
 	keepFrac:    0.15,
 	holeFrac:    0.02,
-	centerSigma: 0.4,
+	centerSigma: 0.6,
+	shadowPen:   4.0,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.
@@ -220,7 +222,10 @@ func segment(im *workImage, p params, h hint) []bool {
 	w, hh := im.w, im.h
 	n := w * hh
 	frame := frameMask(w, hh, p.frame)
-	var sal []float32
+	var sal, shadow []float32
+	if h == nil && p.shadowPen > 0 {
+		shadow = shadowMap(im, frame)
+	}
 	if h == nil {
 		mbd := mbdSaliency(im)
 		col := colourSaliency(im, frame, p.comps)
@@ -239,6 +244,11 @@ func segment(im *workImage, p params, h hint) []bool {
 			}
 		}
 		normalize(sal)
+		if shadow != nil {
+			for i := range sal {
+				sal[i] *= 1 - shadow[i]
+			}
+		}
 	}
 	fg := make([]bool, n)
 	if h == nil {
@@ -335,6 +345,9 @@ func segment(im *workImage, p params, h hint) []bool {
 				if frame[i] {
 					dfg[i] += p.framePen
 				}
+				if shadow != nil {
+					dfg[i] += p.shadowPen * float64(shadow[i])
+				}
 			}
 		})
 		g.reset()
@@ -378,8 +391,14 @@ func cleanMask(m []bool, w, h int, keepFrac, holeFrac float64) {
 	if len(sizes) == 0 {
 		return
 	}
-	largest := 0
-	for _, s := range sizes {
+	score := make([]float64, len(sizes))
+	for i := range m {
+		if m[i] {
+			score[lab[i]]++
+		}
+	}
+	largest := 0.0
+	for _, s := range score {
 		if s > largest {
 			largest = s
 		}
@@ -388,7 +407,7 @@ func cleanMask(m []bool, w, h int, keepFrac, holeFrac float64) {
 	for i := range m {
 		if m[i] {
 			c := lab[i]
-			if float64(sizes[c]) < keepFrac*float64(largest) {
+			if score[c] < keepFrac*largest {
 				m[i] = false
 			} else {
 				fgArea++

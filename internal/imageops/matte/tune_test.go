@@ -37,6 +37,8 @@ func TestTune(t *testing.T) {
 			p.keepFrac = v
 		case "holeFrac":
 			p.holeFrac = v
+		case "shadowPen":
+			p.shadowPen = v
 		case "gamma":
 			p.gamma = v
 		case "iters":
@@ -56,11 +58,23 @@ func TestTune(t *testing.T) {
 	sort.Slice(res, func(a, b int) bool { return res[a].IoU < res[b].IoU })
 	if os.Getenv("GENGATE_MATTE_QUIET") == "" {
 		for _, r := range res {
-			fmt.Printf("%-10s %.3f %.2fs\n", r.Name, r.IoU, r.Secs)
+			mark := ""
+			if r.Plain {
+				mark = " plain"
+			}
+			fmt.Printf("%-10s %.3f %.2fs%s\n", r.Name, r.IoU, r.Secs, mark)
 		}
 	}
 	s := summarize(res)
-	fmt.Printf("mean %.4f median %.4f min %.4f (%s) %.2f s/MP\n", s.Mean, s.Median, s.Min, s.MinName, s.SecsPerMP)
+	var plain []imageScore
+	for _, r := range res {
+		if r.Plain {
+			plain = append(plain, r)
+		}
+	}
+	ps := summarize(plain)
+	fmt.Printf("mean %.4f median %.4f min %.4f (%s) %.2f s/MP; plain subset (%d) mean %.4f median %.4f min %.4f (%s)\n",
+		s.Mean, s.Median, s.Min, s.MinName, s.SecsPerMP, len(plain), ps.Mean, ps.Median, ps.Min, ps.MinName)
 }
 
 func picSet() map[string]bool {

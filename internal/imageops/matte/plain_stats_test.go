@@ -1,0 +1,49 @@
+package matte
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/gengate/gengate/internal/imageops"
+)
+
+// TestPlainStats prints the plain-background statistics of every GrabCut
+// image (GENGATE_MATTE_PLAIN=1), the data the subset threshold was fixed from.
+func TestPlainStats(t *testing.T) {
+	if os.Getenv("GENGATE_MATTE_PLAIN") == "" {
+		t.Skip("set GENGATE_MATTE_PLAIN=1 to print the plain-background statistics")
+	}
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found")
+	}
+	set, err := grabcutSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		name  string
+		comps int
+		std   float64
+		grad  float64
+	}
+	var rows []row
+	for _, it := range set {
+		img, err := imageops.Load(it[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fg, ign, w, h, err := loadGT(it[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, s, g := plainStats(img, fg, ign, w, h)
+		rows = append(rows, row{it[0], c, s, g})
+	}
+	sort.Slice(rows, func(a, b int) bool { return rows[a].grad < rows[b].grad })
+	for _, r := range rows {
+		fmt.Printf("%-10s comps %d std %6.2f grad %6.2f plain %v\n", r.name, r.comps, r.std, r.grad, isPlain(r.comps, r.std, r.grad))
+	}
+}
