@@ -10,7 +10,6 @@ import (
 	"image/jpeg"
 	_ "image/png" // decodes PNG outputs for the JPEG conversion
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -66,14 +65,7 @@ func New(cfg Config) *Engine {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: 60 * time.Second,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   8,
-		}}
+		cfg.HTTP = upstream.NewHTTPClient()
 	}
 	key := cfg.APIKey
 	c := &upstream.Client{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -57,14 +56,7 @@ func New(cfg Config) *Engine {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: upstream.SubmitTimeout,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   16,
-		}}
+		cfg.HTTP = upstream.NewHTTPClient()
 	}
 	key := cfg.APIKey
 	return &Engine{client: &upstream.Client{

@@ -9,7 +9,6 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,15 +58,7 @@ func New(cfg Config) *Engine {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: syncTimeout, // synchronous image calls answer when done
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   8,
-			ForceAttemptHTTP2:     true,
-		}}
+		cfg.HTTP = upstream.NewHTTPClient()
 	}
 	key := cfg.APIKey
 	return &Engine{client: &upstream.Client{

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -80,7 +79,7 @@ func NewCompatible(name string, cfg Config) *Engine {
 
 func newEngine(name string, compatible bool, cfg Config) *Engine {
 	if cfg.HTTP == nil {
-		cfg.HTTP = defaultHTTP()
+		cfg.HTTP = upstream.NewHTTPClient()
 	}
 	key := cfg.APIKey
 	c := &upstream.Client{Name: name, BaseURL: cfg.BaseURL, HTTP: cfg.HTTP, Explain: explain}
@@ -89,20 +88,6 @@ func newEngine(name string, compatible bool, cfg Config) *Engine {
 		c.Secrets = []string{key}
 	}
 	return &Engine{name: name, compatible: compatible, client: c, now: time.Now}
-}
-
-// defaultHTTP bounds connecting, but not answering: image generation is
-// synchronous and the upstream client's per-call timeouts bound it.
-func defaultHTTP() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   16,
-		ForceAttemptHTTP2:     true,
-	}}
 }
 
 // Name returns "openai", or the compatible server's configured name.

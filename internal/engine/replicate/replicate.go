@@ -36,7 +36,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -82,15 +81,7 @@ func New(cfg Config) *Engine {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: 60 * time.Second,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   8,
-			ForceAttemptHTTP2:     true,
-		}}
+		cfg.HTTP = upstream.NewHTTPClient()
 	}
 	key := cfg.APIKey
 	return &Engine{client: &upstream.Client{

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
@@ -451,4 +452,19 @@ func rootCause(err error) string {
 		}
 		err = u
 	}
+}
+
+// NewHTTPClient is the provider engines' default HTTP client: it bounds
+// connecting (dial, TLS) but not answering, because each call carries its
+// own deadline (SubmitTimeout, PollTimeout, DownloadTimeout or the
+// request's Timeout: a synchronous image API may answer after minutes).
+func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConnsPerHost: 16,
+		ForceAttemptHTTP2:   true,
+	}}
 }
