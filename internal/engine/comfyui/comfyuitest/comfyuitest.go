@@ -25,11 +25,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/color"
 	_ "image/jpeg" // reads uploaded inputs' sizes
-	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -38,6 +35,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // nodeClass is what the fake knows of a ComfyUI node type: its required
@@ -81,29 +80,33 @@ var classes = map[string]nodeClass{
 }
 
 // Server is a fake ComfyUI server.
+//
+// Its knobs are upstreamtest.Knobs': FailSubmits makes POST /prompt answer
+// status, queuing nothing (400 is ComfyUI's validation failure body, 429 a
+// proxy's rate limit with Retry-After: 1, 5xx aiohttp's or a proxy's error
+// page); FailPolls concerns status reads (GET /history/{id} or GET
+// /queue); Hold keeps prompts queued from now on queued or running until
+// Release, after which they finish on their next history read;
+// FailJobs("error") makes prompts fail with a node exception (CUDA out of
+// memory in KSampler), FailJobs("content_policy") with a safety-checker
+// node's exception saying NSFW content was detected; DeleteOutputs deletes
+// every output file: /view answers 404 from now on.
 type Server struct {
+	upstreamtest.Knobs
+
 	srv *httptest.Server
 	key string
 
-	mu          sync.Mutex
-	jobs        map[string]*job
-	order       []string // prompt ids in queue order
-	history     map[string]map[string]any
-	files       map[string][]byte // "subfolder/filename" → bytes
-	uploads     map[string][]byte
-	number      int
-	submissions int
-	last        map[string]any
-	hold        bool
-	polls       int
-	failSubmit  []int
-	failPoll    []int
-	reset       bool
-	drop        bool
-	failJobs    string
-	deleted     bool
-	interrupts  int
-	deletes     int
+	mu         sync.Mutex
+	jobs       map[string]*job
+	order      []string // prompt ids in queue order
+	history    map[string]map[string]any
+	files      map[string][]byte // "subfolder/filename" → bytes
+	uploads    map[string][]byte
+	number     int
+	drop       bool
+	interrupts int
+	deletes    int
 }
 
 type job struct {
@@ -121,7 +124,7 @@ type job struct {
 func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{key: "comfy-proxy-token-5e1f0c9a7b", jobs: map[string]*job{}, history: map[string]map[string]any{},
-		files: map[string][]byte{}, uploads: map[string][]byte{}, polls: 1}
+		files: map[string][]byte{}, uploads: map[string][]byte{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /prompt", s.handlePrompt)
 	mux.HandleFunc("GET /history/{id}", s.handleHistory)
@@ -140,20 +143,6 @@ func (s *Server) URL() string { return s.srv.URL }
 
 // Key returns the bearer token the fake's proxy accepts.
 func (s *Server) Key() string { return s.key }
-
-// Submissions returns how many prompts the fake queued.
-func (s *Server) Submissions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.submissions
-}
-
-// LastRequest returns the JSON body of the last queued POST /prompt.
-func (s *Server) LastRequest() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
 
 // Upload returns the bytes of the uploaded input file name, or nil.
 func (s *Server) Upload(name string) []byte {
@@ -176,59 +165,16 @@ func (s *Server) Deletes() int {
 	return s.deletes
 }
 
-// Hold keeps queued prompts queued or running until Release.
-func (s *Server) Hold() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hold = true
-}
-
 // Release lets held prompts finish on their next history read.
 func (s *Server) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hold = false
+	s.Knobs.Release()
 	for _, j := range s.jobs {
 		if j.held {
 			j.held, j.polls = false, 1<<30
 		}
 	}
-}
-
-// SetPolls makes prompts finish on their n-th history read (default 1).
-func (s *Server) SetPolls(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.polls = max(n, 1)
-}
-
-// FailSubmits makes the next n POST /prompt answer status, queuing
-// nothing: 400 is ComfyUI's validation failure body, 429 a proxy's rate
-// limit (Retry-After: 1), 5xx aiohttp's or a proxy's error page.
-func (s *Server) FailSubmits(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.failSubmit = append(s.failSubmit, status)
-	}
-}
-
-// FailPolls makes the next n status reads (GET /history/{id} or GET
-// /queue) answer status.
-func (s *Server) FailPolls(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.failPoll = append(s.failPoll, status)
-	}
-}
-
-// ResetNextSubmit makes the next POST /prompt queue the prompt and then
-// reset the connection without an answer.
-func (s *Server) ResetNextSubmit() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reset = true
 }
 
 // DropNextSubmit makes the next POST /prompt reset the connection after
@@ -239,20 +185,11 @@ func (s *Server) DropNextSubmit() {
 	s.drop = true
 }
 
-// FailJobs makes prompts queued from now on fail when they run: "error" a
-// node exception (CUDA out of memory in KSampler), "content_policy" a
-// safety-checker node's exception saying NSFW content was detected.
-func (s *Server) FailJobs(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failJobs = reason
-}
-
 // DeleteOutputs deletes every output file: /view answers 404 from now on.
 func (s *Server) DeleteOutputs() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deleted = true
+	s.Knobs.DeleteOutputs()
 	s.files = map[string][]byte{}
 }
 
@@ -276,8 +213,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	upstreamtest.WriteJSON(w, status, v)
 }
 
 func failStatus(w http.ResponseWriter, status int) {
@@ -323,18 +259,15 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 		validationError(w, "no_prompt", "No prompt provided", "No prompt provided", nil)
 		return
 	}
-	s.mu.Lock()
-	if len(s.failSubmit) > 0 {
-		status := s.failSubmit[0]
-		s.failSubmit = s.failSubmit[1:]
-		s.mu.Unlock()
+	if status, ok := s.TakeSubmitFailure(); ok {
 		failStatus(w, status)
 		return
 	}
+	s.mu.Lock()
 	if s.drop {
 		s.drop = false
 		s.mu.Unlock()
-		hijackReset(w)
+		upstreamtest.ResetConn(w)
 		return
 	}
 	outputs, errType, errMsg, details, nodeErrors := s.validate(prompt)
@@ -351,22 +284,19 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	if c, ok := body["client_id"].(string); ok {
 		extra["client_id"] = c
 	}
-	j := &job{id: id, number: s.number, prompt: prompt, extra: extra, outputs: outputs, held: s.hold, failWith: s.failJobs}
+	j := &job{id: id, number: s.number, prompt: prompt, extra: extra, outputs: outputs, held: s.Held(), failWith: s.JobFailReason()}
 	s.number++
 	if _, dup := s.jobs[id]; !dup {
 		s.order = append(s.order, id)
 	}
 	s.jobs[id] = j
 	delete(s.history, id)
-	s.submissions++
-	s.last = body
-	reset := s.reset
-	s.reset = false
+	reset := s.Accept(body)
 	number := j.number
 	s.mu.Unlock()
 
 	if reset {
-		hijackReset(w)
+		upstreamtest.ResetConn(w)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"prompt_id": id, "number": number, "node_errors": map[string]any{}})
@@ -441,38 +371,21 @@ func (s *Server) validate(prompt map[string]any) (outputs []string, typ, msg, de
 	return outputs, "", "", "", nil
 }
 
-func hijackReset(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("comfyuitest: connection cannot be hijacked")
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
-	}
-	conn.Close()
-}
-
 // pollFailure answers a failing status read, if one is due.
 func (s *Server) pollFailure(w http.ResponseWriter) bool {
-	if len(s.failPoll) == 0 {
-		return false
+	status, ok := s.TakePollFailure()
+	if ok {
+		failStatus(w, status)
 	}
-	status := s.failPoll[0]
-	s.failPoll = s.failPoll[1:]
-	failStatus(w, status)
-	return true
+	return ok
 }
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.pollFailure(w) {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	id := r.PathValue("id")
 	if j, ok := s.jobs[id]; ok {
 		s.advance(j)
@@ -489,11 +402,11 @@ func (s *Server) item(j *job) []any {
 }
 
 func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.pollFailure(w) {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	running, pending := []any{}, []any{}
 	for _, id := range s.order {
 		j := s.jobs[id]
@@ -603,7 +516,7 @@ func (s *Server) remove(id string) {
 // advance moves j one history read along: queued → running → finished.
 func (s *Server) advance(j *job) {
 	j.polls++
-	if j.held || j.polls < s.polls {
+	if j.held || j.polls < s.Polls() {
 		return
 	}
 	s.finish(j, j.failWith)
@@ -678,14 +591,14 @@ func (s *Server) render(j *job) map[string]any {
 		}
 		switch node["class_type"] {
 		case "SaveVideo":
-			out[id] = map[string]any{"images": []any{save("mp4", 0, fakeMP4())}, "animated": []bool{true}}
+			out[id] = map[string]any{"images": []any{save("mp4", 0, upstreamtest.MP4())}, "animated": []bool{true}}
 		case "SaveWEBM":
 			out[id] = map[string]any{"images": []any{save("webm", 0, fakeWEBM())}, "animated": []bool{true}}
 		case "SaveImage", "PreviewImage":
 			w, h, n := s.size(j.prompt, id)
 			files := make([]any, n)
 			for i := range n {
-				files[i] = save("png", i, fakePNG(w, h, i))
+				files[i] = save("png", i, upstreamtest.Picture(w, h, uint8(60*i), 0))
 			}
 			out[id] = map[string]any{"images": files}
 		}
@@ -734,24 +647,6 @@ func (s *Server) size(prompt map[string]any, id string) (w, h, n int) {
 		}
 	}
 	return 64, 64, 1
-}
-
-func fakePNG(w, h, i int) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), uint8(60 * i), 255})
-		}
-	}
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	return b.Bytes()
-}
-
-// fakeMP4 is an ftyp box followed by an empty mdat box.
-func fakeMP4() []byte {
-	b := []byte{0, 0, 0, 24, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0, 'i', 's', 'o', 'm', 'm', 'p', '4', '1'}
-	return append(b, 0, 0, 0, 8, 'm', 'd', 'a', 't')
 }
 
 // fakeWEBM is an EBML header naming the webm doc type.

@@ -21,49 +21,45 @@
 package faltest
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
 	"image/jpeg"
-	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // Server is the fake. Its methods are safe for concurrent use.
+//
+// Its knobs are upstreamtest.Knobs': FailSubmits and FailPolls replace
+// the failures still pending (429 carries Retry-After: 1); Hold keeps
+// requests queued, Release lets them complete on their next status read;
+// FailJobs("error") makes requests fail with a request error (500),
+// FailJobs("content_policy") with a 422 content-policy violation;
+// DeleteOutputs makes every output file answer 404, as after fal's media
+// expiration.
 type Server struct {
+	upstreamtest.Knobs
+
 	srv *httptest.Server
 	key string
 
 	mu           sync.Mutex
 	jobs         map[string]*job
 	files        map[string]servedFile
-	submissions  int
 	byPrompt     map[string]int
 	cancels      int
-	last         map[string]any
 	lastEndpoint string
-	held         bool
-	polls        int
-	failSubmit   failN
-	failPoll     failN
-	reset        bool
-	failReason   string
-	deleted      bool
 }
-
-type failN struct{ status, n int }
 
 type job struct {
 	id, endpoint string
@@ -83,7 +79,8 @@ type servedFile struct {
 // New starts a fake closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "fal-test-" + randomHex(12), jobs: map[string]*job{}, files: map[string]servedFile{}, polls: 1}
+	s := &Server{key: "fal-test-" + randomHex(12), jobs: map[string]*job{}, files: map[string]servedFile{}}
+	s.ReplacePendingFailures()
 	s.srv = httptest.NewServer(s)
 	t.Cleanup(s.srv.Close)
 	return s
@@ -94,13 +91,6 @@ func (s *Server) URL() string { return s.srv.URL }
 
 // Key returns the API key the fake accepts.
 func (s *Server) Key() string { return s.key }
-
-// Submissions returns how many requests the fake accepted.
-func (s *Server) Submissions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.submissions
-}
 
 // SubmissionsByPrompt returns how many requests the fake accepted for each
 // prompt, so a test that gives every task its own prompt can check that
@@ -122,80 +112,11 @@ func (s *Server) Cancels() int {
 	return s.cancels
 }
 
-// LastRequest returns the JSON body of the last accepted submit.
-func (s *Server) LastRequest() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
-
 // LastEndpoint returns the endpoint id of the last accepted submit.
 func (s *Server) LastEndpoint() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastEndpoint
-}
-
-// Hold keeps accepted requests queued until Release.
-func (s *Server) Hold() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.held = true
-}
-
-// Release lets held requests complete on their next status read.
-func (s *Server) Release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.held = false
-}
-
-// SetPolls sets how many status reads a request takes to complete (1 by
-// default: the first read finds it completed).
-func (s *Server) SetPolls(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.polls = max(n, 1)
-}
-
-// FailSubmits makes the next n submits answer status (429 with
-// Retry-After: 1) and create nothing.
-func (s *Server) FailSubmits(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failSubmit = failN{status, n}
-}
-
-// FailPolls makes the next n status reads answer status.
-func (s *Server) FailPolls(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failPoll = failN{status, n}
-}
-
-// ResetNextSubmit makes the next submit create its request and then reset
-// the connection without answering.
-func (s *Server) ResetNextSubmit() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reset = true
-}
-
-// FailJobs makes requests accepted from now on fail: reason "error" (a
-// request error, 500) or "content_policy" (a 422 content-policy
-// violation). "" restores success.
-func (s *Server) FailJobs(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failReason = reason
-}
-
-// DeleteOutputs makes every output file answer 404 from now on, as after
-// fal's media expiration.
-func (s *Server) DeleteOutputs() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.deleted = true
 }
 
 // ServeHTTP routes the fake's API.
@@ -237,15 +158,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string) {
 	raw, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	if f := &s.failSubmit; f.n > 0 {
-		f.n--
-		status := f.status
-		s.mu.Unlock()
+	if status, ok := s.TakeSubmitFailure(); ok {
 		failWith(w, status)
 		return
 	}
-	s.mu.Unlock()
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
@@ -259,27 +175,19 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string)
 		return
 	}
 	s.mu.Lock()
-	j := &job{id: uuid(), endpoint: endpoint, body: body, fail: s.failReason, wasHeld: s.held}
+	j := &job{id: uuid(), endpoint: endpoint, body: body, fail: s.JobFailReason(), wasHeld: s.Held()}
 	s.jobs[j.id] = j
-	s.submissions++
 	if p, ok := body["prompt"].(string); ok {
 		if s.byPrompt == nil {
 			s.byPrompt = map[string]int{}
 		}
 		s.byPrompt[p]++
 	}
-	s.last, s.lastEndpoint = body, endpoint
-	reset := s.reset
-	s.reset = false
+	s.lastEndpoint = endpoint
+	reset := s.Accept(body)
 	s.mu.Unlock()
 	if reset {
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err == nil {
-			if tc, ok := conn.(*net.TCPConn); ok {
-				tc.SetLinger(0)
-			}
-			conn.Close()
-		}
+		upstreamtest.ResetConn(w)
 		return
 	}
 	base := s.srv.URL + "/" + ownerApp(endpoint) + "/requests/" + j.id
@@ -344,14 +252,11 @@ func (s *Server) find(ownerAppID, id string) *job {
 }
 
 func (s *Server) status(w http.ResponseWriter, oa, id string) {
-	s.mu.Lock()
-	if f := &s.failPoll; f.n > 0 {
-		f.n--
-		status := f.status
-		s.mu.Unlock()
+	if status, ok := s.TakePollFailure(); ok {
 		failWith(w, status)
 		return
 	}
+	s.mu.Lock()
 	j := s.find(oa, id)
 	if j == nil {
 		s.mu.Unlock()
@@ -361,13 +266,13 @@ func (s *Server) status(w http.ResponseWriter, oa, id string) {
 	base := s.srv.URL + "/" + oa + "/requests/" + id
 	switch {
 	case j.done:
-	case s.held:
+	case s.Held():
 		j.wasHeld = true
 	case j.wasHeld:
 		j.done = true
 	default:
 		j.polls++
-		j.done = j.polls >= s.polls
+		j.done = j.polls >= s.Polls()
 	}
 	done, fail, polled := j.done, j.fail, j.polls > 0
 	s.mu.Unlock()
@@ -480,7 +385,7 @@ func (s *Server) serve(name string, data []byte, ctype string) string {
 func (s *Server) serveFile(w http.ResponseWriter, name string) {
 	s.mu.Lock()
 	f, ok := s.files[name]
-	deleted := s.deleted
+	deleted := s.Deleted()
 	s.mu.Unlock()
 	if !ok || deleted {
 		http.Error(w, "Not Found", http.StatusNotFound)
@@ -527,19 +432,10 @@ func size(body map[string]any) (int, int) {
 // picture encodes a w×h gradient as JPEG, or PNG for anything else (the
 // standard library encodes no WebP).
 func picture(w, h int, format string, seed int) (data []byte, ext, ctype string) {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), uint8(seed * 60), 255})
-		}
-	}
-	var buf bytes.Buffer
 	if format == "jpeg" {
-		jpeg.Encode(&buf, img, nil)
-		return buf.Bytes(), "jpeg", "image/jpeg"
+		return upstreamtest.Picture(w, h, uint8(seed*60), jpeg.DefaultQuality), "jpeg", "image/jpeg"
 	}
-	png.Encode(&buf, img)
-	return buf.Bytes(), "png", "image/png"
+	return upstreamtest.Picture(w, h, uint8(seed*60), 0), "png", "image/png"
 }
 
 // mp4 returns a small file that starts with an ftyp box, as an MP4 does.
@@ -558,11 +454,7 @@ func ownerApp(endpoint string) string {
 	return parts[0] + "/" + parts[1]
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { upstreamtest.WriteJSON(w, status, v) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

@@ -27,16 +27,10 @@
 package googletest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
-	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -44,26 +38,32 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // Server is a fake Gemini API.
+//
+// Its knobs are upstreamtest.Knobs': FailSubmits makes calls that start
+// work answer with Google's error body (429 carries Retry-After: 1);
+// FailPolls concerns operation reads; Hold keeps operations started from
+// now on running until Release, after which they finish on their next
+// poll. FailJobs("error") makes work fail (Gemini: a candidate that ends
+// NO_IMAGE; Imagen: an answer with no predictions; Veo: an operation done
+// with error 13 INTERNAL), FailJobs("content_policy") refuse it (Gemini: a
+// candidate that ends IMAGE_SAFETY; Imagen: every prediction filtered with
+// a raiFilteredReason; Veo: raiMediaFilteredCount 1 and no sample).
 type Server struct {
+	upstreamtest.Knobs
+
 	srv *httptest.Server
 	key string
 
-	mu          sync.Mutex
-	ops         map[string]*op
-	files       map[string][]byte
-	seq         int
-	submissions int
-	cancels     int
-	last        map[string]any
-	hold        bool
-	polls       int
-	failSubmit  []int
-	failPoll    []int
-	reset       bool
-	failJobs    string
+	mu      sync.Mutex
+	ops     map[string]*op
+	files   map[string][]byte
+	seq     int
+	cancels int
 }
 
 type op struct {
@@ -78,7 +78,7 @@ type op struct {
 // New starts a fake Gemini API, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", ops: map[string]*op{}, files: map[string][]byte{}, polls: 1}
+	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", ops: map[string]*op{}, files: map[string][]byte{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleCall)
 	mux.HandleFunc("GET /v1beta/models/{model}/operations/{id}", s.handleGet)
@@ -95,14 +95,6 @@ func (s *Server) URL() string { return s.srv.URL + "/v1beta" }
 // Key returns the API key the fake accepts.
 func (s *Server) Key() string { return s.key }
 
-// Submissions returns how many calls the fake accepted: images generated
-// and operations started.
-func (s *Server) Submissions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.submissions
-}
-
 // Cancels returns how many operation cancels the fake answered.
 func (s *Server) Cancels() int {
 	s.mu.Lock()
@@ -110,76 +102,16 @@ func (s *Server) Cancels() int {
 	return s.cancels
 }
 
-// LastRequest returns the JSON body of the last accepted call.
-func (s *Server) LastRequest() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
-
-// Hold keeps operations started from now on running until Release.
-func (s *Server) Hold() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hold = true
-}
-
 // Release lets held operations finish on their next poll.
 func (s *Server) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hold = false
+	s.Knobs.Release()
 	for _, o := range s.ops {
 		if o.held {
 			o.held, o.polls = false, 1<<30
 		}
 	}
-}
-
-// SetPolls makes operations finish on their n-th read (default 1).
-func (s *Server) SetPolls(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.polls = max(n, 1)
-}
-
-// FailSubmits makes the next n calls that start work answer status with
-// Google's error body, starting nothing (429 carries Retry-After: 1).
-func (s *Server) FailSubmits(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.failSubmit = append(s.failSubmit, status)
-	}
-}
-
-// FailPolls makes the next n operation reads answer status.
-func (s *Server) FailPolls(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.failPoll = append(s.failPoll, status)
-	}
-}
-
-// ResetNextSubmit makes the next call that starts work be accepted (and
-// counted), then reset the connection without an answer.
-func (s *Server) ResetNextSubmit() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reset = true
-}
-
-// FailJobs makes work accepted from now on fail: reason "error" (Gemini:
-// a candidate that ends NO_IMAGE; Imagen: an answer with no predictions;
-// Veo: an operation done with error 13 INTERNAL) or "content_policy"
-// (Gemini: a candidate that ends IMAGE_SAFETY; Imagen: every prediction
-// filtered with a raiFilteredReason; Veo: raiMediaFilteredCount 1 and no
-// sample).
-func (s *Server) FailJobs(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failJobs = reason
 }
 
 // DeleteOutputs deletes every video file served so far, as the Gemini API
@@ -188,6 +120,7 @@ func (s *Server) FailJobs(reason string) {
 func (s *Server) DeleteOutputs() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.Knobs.DeleteOutputs()
 	s.files = map[string][]byte{}
 }
 
@@ -245,24 +178,9 @@ func failStatus(w http.ResponseWriter, status int) {
 	}
 }
 
-func hijackReset(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("googletest: connection cannot be hijacked")
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
-	}
-	conn.Close()
-}
-
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	json.NewEncoder(w).Encode(v)
+	upstreamtest.WriteJSON(w, http.StatusOK, v)
 }
 
 // handleCall serves POST /v1beta/models/{model}:{method}.
@@ -297,34 +215,29 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s.mu.Lock()
-	if len(s.failSubmit) > 0 {
-		status := s.failSubmit[0]
-		s.failSubmit = s.failSubmit[1:]
-		s.mu.Unlock()
+	if status, ok := s.TakeSubmitFailure(); ok {
 		failStatus(w, status)
 		return
 	}
-	s.submissions++
-	s.last = body
+	s.mu.Lock()
+	reset := s.Accept(body)
 	s.seq++
-	reset := s.reset
-	s.reset = false
+	fail := s.JobFailReason()
 	var answer any
 	switch method {
 	case "generateContent":
-		answer = contentAnswer(body, s.failJobs)
+		answer = contentAnswer(body, fail)
 	case "predict":
-		answer = predictAnswer(body, s.failJobs)
+		answer = predictAnswer(body, fail)
 	default:
-		o := &op{name: fmt.Sprintf("models/%s/operations/fake%06dq8r3w", model, s.seq), held: s.hold, failWith: s.failJobs}
+		o := &op{name: fmt.Sprintf("models/%s/operations/fake%06dq8r3w", model, s.seq), held: s.Held(), failWith: fail}
 		s.ops[o.name] = o
 		answer = map[string]any{"name": o.name}
 	}
 	s.mu.Unlock()
 
 	if reset {
-		hijackReset(w)
+		upstreamtest.ResetConn(w)
 		return
 	}
 	writeJSON(w, answer)
@@ -527,14 +440,12 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.failPoll) > 0 {
-		status := s.failPoll[0]
-		s.failPoll = s.failPoll[1:]
+	if status, ok := s.TakePollFailure(); ok {
 		failStatus(w, status)
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	o, ok := s.ops["models/"+r.PathValue("model")+"/operations/"+r.PathValue("id")]
 	if !ok {
 		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
@@ -587,7 +498,7 @@ func (s *Server) advance(o *op) {
 		return
 	}
 	o.polls++
-	if o.held || o.polls < s.polls {
+	if o.held || o.polls < s.Polls() {
 		return
 	}
 	o.done = true
@@ -603,7 +514,7 @@ func (s *Server) advance(o *op) {
 		o.result = map[string]any{"error": map[string]any{"code": 13, "message": "Internal error encountered."}}
 	default:
 		id := o.name[strings.LastIndex(o.name, "/")+1:] + ":download"
-		s.files[id] = fakeMP4()
+		s.files[id] = upstreamtest.MP4()
 		o.result = res(map[string]any{"generateVideoResponse": map[string]any{"generatedSamples": []any{
 			map[string]any{"video": map[string]any{"uri": s.srv.URL + "/v1beta/files/" + id + "?alt=media"}},
 		}}})
@@ -633,23 +544,8 @@ func dims(aspect string) (int, int) {
 }
 
 func fakeImage(w, h int, mime string) ([]byte, string) {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), 120, 255})
-		}
-	}
-	var b bytes.Buffer
 	if mime == "image/jpeg" {
-		jpeg.Encode(&b, img, &jpeg.Options{Quality: 80})
-		return b.Bytes(), mime
+		return upstreamtest.Picture(w, h, 120, 80), mime
 	}
-	png.Encode(&b, img)
-	return b.Bytes(), "image/png"
-}
-
-// fakeMP4 is an ftyp box followed by an empty mdat box.
-func fakeMP4() []byte {
-	b := []byte{0, 0, 0, 24, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0, 'i', 's', 'o', 'm', 'm', 'p', '4', '1'}
-	return append(b, 0, 0, 0, 8, 'm', 'd', 'a', 't')
+	return upstreamtest.Picture(w, h, 120, 0), "image/png"
 }

@@ -36,7 +36,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -47,32 +46,34 @@ import (
 	"time"
 
 	"github.com/gen2brain/webp"
+
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // Server is the fake. Its methods are safe for concurrent use.
+//
+// Its knobs are upstreamtest.Knobs': FailSubmits and FailPolls (video
+// status reads) replace the failures still pending and answer with
+// OpenAI's error body; Hold keeps videos in_progress and makes image
+// requests wait for Release before they answer; SetPolls concerns videos;
+// FailJobs("error") makes a video end failed and an image answer hold no
+// images, FailJobs("content_policy") a video fail by moderation and an
+// image request be refused by the safety system (400 moderation_blocked);
+// DeleteOutputs makes every output file answer 404, as after OpenAI's
+// retention period.
 type Server struct {
+	upstreamtest.Knobs
+
 	srv *httptest.Server
 	key string
 
-	mu          sync.Mutex
-	compatible  bool
-	submissions int
-	last        map[string]any
-	lastFiles   map[string][]byte
-	lastHeader  http.Header
-	held        bool
-	release     chan struct{} // closed by Release; images wait on it while held
-	polls       int
-	failSubmit  failure
-	failPoll    failure
-	resetNext   bool
-	failReason  string
-	deleted     bool
-	videos      map[string]*video
-	files       map[string][]byte // output files served under /files/
+	mu         sync.Mutex
+	compatible bool
+	lastFiles  map[string][]byte
+	lastHeader http.Header
+	videos     map[string]*video
+	files      map[string][]byte // output files served under /files/
 }
-
-type failure struct{ status, n int }
 
 type video struct {
 	ID        string         `json:"id"`
@@ -96,8 +97,8 @@ func New(t testing.TB) *Server {
 	t.Helper()
 	b := make([]byte, 12)
 	rand.Read(b)
-	s := &Server{key: "sk-test-" + hex.EncodeToString(b), polls: 1, release: make(chan struct{}),
-		videos: map[string]*video{}, files: map[string][]byte{}}
+	s := &Server{key: "sk-test-" + hex.EncodeToString(b), videos: map[string]*video{}, files: map[string][]byte{}}
+	s.ReplacePendingFailures()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/images/generations", s.images)
 	mux.HandleFunc("POST /v1/images/edits", s.images)
@@ -131,22 +132,6 @@ func (s *Server) Compatible() {
 	s.compatible = true
 }
 
-// Submissions returns how many jobs the fake accepted.
-func (s *Server) Submissions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.submissions
-}
-
-// LastRequest returns the last accepted submit's JSON body (numbers as
-// json.Number), or its form fields (strings) with each file part as
-// {"filename", "contentType", "size"}.
-func (s *Server) LastRequest() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
-
 // LastFiles returns the file parts of the last accepted multipart submit.
 func (s *Server) LastFiles() map[string][]byte {
 	s.mu.Lock()
@@ -161,75 +146,14 @@ func (s *Server) LastHeader() http.Header {
 	return s.lastHeader
 }
 
-// Hold keeps accepted jobs in progress: videos stay in_progress, image
-// requests wait for Release before they answer.
-func (s *Server) Hold() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.held {
-		s.held, s.release = true, make(chan struct{})
-	}
-}
-
 // Release ends Hold: held jobs complete on their next poll.
 func (s *Server) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held {
-		s.held = false
-		close(s.release)
-	}
+	s.Knobs.Release()
 	for _, v := range s.videos {
 		v.ready = true
 	}
-}
-
-// SetPolls sets how many status polls a video job takes to complete.
-func (s *Server) SetPolls(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.polls = max(n, 1)
-}
-
-// FailSubmits makes the next n submits answer status with OpenAI's error
-// body for it, creating nothing.
-func (s *Server) FailSubmits(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failSubmit = failure{status, n}
-}
-
-// FailPolls makes the next n video status reads answer status.
-func (s *Server) FailPolls(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failPoll = failure{status, n}
-}
-
-// ResetNextSubmit makes the next submit create its job and then reset the
-// connection without an answer.
-func (s *Server) ResetNextSubmit() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.resetNext = true
-}
-
-// FailJobs makes jobs accepted from now on fail: reason "error" (a video
-// that ends failed; an image answer with no images) or "content_policy"
-// (a video failed by moderation; an image request refused by the safety
-// system with 400 moderation_blocked).
-func (s *Server) FailJobs(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failReason = reason
-}
-
-// DeleteOutputs makes every output file answer 404 from now on, as after
-// OpenAI's retention period.
-func (s *Server) DeleteOutputs() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.deleted = true
 }
 
 // apiError writes OpenAI's error body.
@@ -287,17 +211,11 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 
 // takeSubmitFailure answers a pending FailSubmits failure.
 func (s *Server) takeSubmitFailure(w http.ResponseWriter) bool {
-	s.mu.Lock()
-	f := s.failSubmit
-	if f.n > 0 {
-		s.failSubmit.n--
+	status, ok := s.TakeSubmitFailure()
+	if ok {
+		statusError(w, status)
 	}
-	s.mu.Unlock()
-	if f.n <= 0 {
-		return false
-	}
-	statusError(w, f.status)
-	return true
+	return ok
 }
 
 // body reads a submit's JSON or multipart body into fields and files.
@@ -341,22 +259,8 @@ func readBody(r *http.Request) (map[string]any, map[string][]byte, map[string]st
 func (s *Server) accept(r *http.Request, fields map[string]any, files map[string][]byte) (reset bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.submissions++
-	s.last, s.lastFiles, s.lastHeader = fields, files, r.Header.Clone()
-	reset, s.resetNext = s.resetNext, false
-	return reset
-}
-
-// resetConn closes the request's connection with a TCP reset.
-func resetConn(w http.ResponseWriter) {
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
-	}
-	conn.Close()
+	s.lastFiles, s.lastHeader = files, r.Header.Clone()
+	return s.Accept(fields)
 }
 
 func str(v any) string {
@@ -442,18 +346,12 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 
 	reset := s.accept(r, fields, files)
 	if reset {
-		resetConn(w)
+		upstreamtest.ResetConn(w)
 		return
 	}
-	s.mu.Lock()
-	held, release, reason := s.held, s.release, s.failReason
-	s.mu.Unlock()
-	if held {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
+	reason := s.JobFailReason()
+	if !s.WaitRelease(r.Context()) {
+		return
 	}
 	switch reason {
 	case "content_policy":
@@ -551,11 +449,11 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 	v := &video{ID: randomID("video_"), Object: "video", CreatedAt: time.Now().Unix(), Status: "queued",
 		Model: model, Seconds: seconds, Size: size}
 	s.mu.Lock()
-	v.reason = s.failReason
+	v.reason = s.JobFailReason()
 	s.videos[v.ID] = v
 	s.mu.Unlock()
 	if s.accept(r, fields, files) {
-		resetConn(w)
+		upstreamtest.ResetConn(w)
 		return
 	}
 	s.mu.Lock()
@@ -570,13 +468,11 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	s.mu.Lock()
-	if f := s.failPoll; f.n > 0 {
-		s.failPoll.n--
-		s.mu.Unlock()
-		statusError(w, f.status)
+	if status, ok := s.TakePollFailure(); ok {
+		statusError(w, status)
 		return
 	}
+	s.mu.Lock()
 	v := s.videos[r.PathValue("id")]
 	if v == nil {
 		s.mu.Unlock()
@@ -585,13 +481,14 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) {
 	}
 	if v.Status == "queued" || v.Status == "in_progress" {
 		v.polls++
+		polls := s.Polls()
 		switch {
-		case s.held:
+		case s.Held():
 			v.Status, v.Progress = "in_progress", min(90, v.polls*10)
-		case v.ready || v.polls >= s.polls:
+		case v.ready || v.polls >= polls:
 			s.finish(v)
 		default:
-			v.Status, v.Progress = "in_progress", min(90, 100*v.polls/s.polls)
+			v.Status, v.Progress = "in_progress", min(90, 100*v.polls/polls)
 		}
 	}
 	body, _ := json.Marshal(v)
@@ -623,7 +520,7 @@ func (s *Server) videoContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	v, deleted := s.videos[r.PathValue("id")], s.deleted
+	v, deleted := s.videos[r.PathValue("id")], s.Deleted()
 	s.mu.Unlock()
 	switch {
 	case v == nil || deleted:
@@ -657,7 +554,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) {
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	data, ok := s.files[r.PathValue("name")]
-	deleted := s.deleted
+	deleted := s.Deleted()
 	s.mu.Unlock()
 	if !ok || deleted {
 		http.NotFound(w, r)
@@ -667,10 +564,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	w.Write(data)
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, v any) { upstreamtest.WriteJSON(w, http.StatusOK, v) }
 
 func randomID(prefix string) string {
 	b := make([]byte, 12)

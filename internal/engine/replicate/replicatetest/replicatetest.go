@@ -16,15 +16,9 @@
 package replicatetest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
-	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -32,27 +26,31 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // Server is a fake Replicate API.
+//
+// Its knobs are upstreamtest.Knobs': FailSubmits and FailPolls answer with
+// Replicate's error body (429 carries Retry-After: 1); Hold keeps
+// predictions created from now on processing until Release, after which
+// they complete on their next poll; FailJobs("error") makes predictions
+// fail with a model error, FailJobs("content_policy") with the safety
+// checker's E005 failure; DeleteOutputs deletes every output served so
+// far, as Replicate does an hour after a prediction: the files answer 404
+// and the predictions say data_removed.
 type Server struct {
+	upstreamtest.Knobs
+
 	srv *httptest.Server
 	key string
 
-	mu          sync.Mutex
-	preds       map[string]*pred
-	files       map[string][]byte
-	seq         int
-	submissions int
-	last        map[string]any
-	hold        bool
-	polls       int
-	failSubmit  []int
-	failPoll    []int
-	reset       bool
-	failJobs    string
-	deleted     bool
-	cancels     int
+	mu      sync.Mutex
+	preds   map[string]*pred
+	files   map[string][]byte
+	seq     int
+	cancels int
 }
 
 type pred struct {
@@ -68,7 +66,7 @@ type pred struct {
 // New starts a fake Replicate API, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}, polls: 1}
+	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/models/{owner}/{name}/predictions", s.handleCreate)
 	mux.HandleFunc("POST /v1/predictions", s.handleCreate)
@@ -86,13 +84,6 @@ func (s *Server) URL() string { return s.srv.URL + "/v1" }
 // Key returns the API token the fake accepts.
 func (s *Server) Key() string { return s.key }
 
-// Submissions returns how many predictions the fake created.
-func (s *Server) Submissions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.submissions
-}
-
 // Cancels returns how many cancel calls the fake answered.
 func (s *Server) Cancels() int {
 	s.mu.Lock()
@@ -100,25 +91,11 @@ func (s *Server) Cancels() int {
 	return s.cancels
 }
 
-// LastRequest returns the JSON body of the last accepted create.
-func (s *Server) LastRequest() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
-
-// Hold keeps accepted predictions processing until Release.
-func (s *Server) Hold() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hold = true
-}
-
 // Release lets held predictions complete on their next poll.
 func (s *Server) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hold = false
+	s.Knobs.Release()
 	for _, p := range s.preds {
 		if p.held {
 			p.held, p.polls = false, 1<<30
@@ -126,55 +103,12 @@ func (s *Server) Release() {
 	}
 }
 
-// SetPolls makes predictions complete on their n-th status read (default 1).
-func (s *Server) SetPolls(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.polls = max(n, 1)
-}
-
-// FailSubmits makes the next n creates answer status with Replicate's
-// error body, creating nothing (429 carries Retry-After: 1).
-func (s *Server) FailSubmits(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.failSubmit = append(s.failSubmit, status)
-	}
-}
-
-// FailPolls makes the next n status reads answer status.
-func (s *Server) FailPolls(status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.failPoll = append(s.failPoll, status)
-	}
-}
-
-// ResetNextSubmit makes the next create succeed and then reset the
-// connection without an answer.
-func (s *Server) ResetNextSubmit() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reset = true
-}
-
-// FailJobs makes predictions created from now on fail: reason "error" (a
-// model error) or "content_policy" (the safety checker's E005 failure).
-func (s *Server) FailJobs(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failJobs = reason
-}
-
-// DeleteOutputs deletes every output served so far, as Replicate does an
-// hour after a prediction: the files answer 404 and the predictions say
-// data_removed.
+// DeleteOutputs deletes every output served so far: the files answer 404
+// and the predictions say data_removed.
 func (s *Server) DeleteOutputs() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deleted = true
+	s.Knobs.DeleteOutputs()
 	s.files = map[string][]byte{}
 }
 
@@ -240,32 +174,24 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s.mu.Lock()
-	if len(s.failSubmit) > 0 {
-		status := s.failSubmit[0]
-		s.failSubmit = s.failSubmit[1:]
-		s.mu.Unlock()
+	if status, ok := s.TakeSubmitFailure(); ok {
 		failStatus(w, status)
 		return
 	}
+	s.mu.Lock()
 	s.seq++
 	p := &pred{id: fmt.Sprintf("fake%06dxq7m3rzpk2", s.seq), model: modelName, version: version,
-		status: "starting", input: input, held: s.hold, failWith: s.failJobs, created: time.Now().UTC()}
+		status: "starting", input: input, held: s.Held(), failWith: s.JobFailReason(), created: time.Now().UTC()}
 	s.preds[p.id] = p
-	s.submissions++
-	s.last = body
-	reset := s.reset
-	s.reset = false
+	reset := s.Accept(body)
 	obj := s.object(p)
 	s.mu.Unlock()
 
 	if reset {
-		hijackReset(w)
+		upstreamtest.ResetConn(w)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	json.NewEncoder(w).Encode(obj)
+	upstreamtest.WriteJSON(w, http.StatusCreated, obj)
 }
 
 // invalidInput checks the few things every model validates.
@@ -292,33 +218,15 @@ func invalidInput(in map[string]any) (string, bool) {
 	return "", false
 }
 
-func hijackReset(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("replicatetest: connection cannot be hijacked")
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
-	}
-	conn.Close()
-}
-
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	s.mu.Lock()
-	if len(s.failPoll) > 0 {
-		status := s.failPoll[0]
-		s.failPoll = s.failPoll[1:]
-		s.mu.Unlock()
+	if status, ok := s.TakePollFailure(); ok {
 		failStatus(w, status)
 		return
 	}
+	s.mu.Lock()
 	p, ok := s.preds[r.PathValue("id")]
 	if !ok {
 		s.mu.Unlock()
@@ -328,8 +236,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	s.advance(p)
 	obj := s.object(p)
 	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(obj)
+	upstreamtest.WriteJSON(w, http.StatusOK, obj)
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
@@ -347,8 +254,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if p.status == "starting" || p.status == "processing" {
 		p.status = "canceled"
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(s.object(p))
+	upstreamtest.WriteJSON(w, http.StatusOK, s.object(p))
 }
 
 func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
@@ -369,7 +275,7 @@ func (s *Server) advance(p *pred) {
 		return
 	}
 	p.polls++
-	if p.held || p.polls < s.polls {
+	if p.held || p.polls < s.Polls() {
 		p.status = "processing"
 		return
 	}
@@ -393,7 +299,7 @@ func (s *Server) render(p *pred) any {
 		p.input["duration"] != nil || p.input["seconds"] != nil
 	if video {
 		name := p.id + "-0.mp4"
-		s.files[name] = fakeMP4()
+		s.files[name] = upstreamtest.MP4()
 		return s.srv.URL + "/files/" + name
 	}
 	n := 1
@@ -407,7 +313,11 @@ func (s *Server) render(p *pred) any {
 	w, h := dims(p.input)
 	urls := make([]any, n)
 	for i := range n {
-		data, ext := fakeImage(w, h, format, i)
+		ext, quality := "png", 0
+		if format == "jpg" || format == "jpeg" {
+			ext, quality = "jpg", 80
+		}
+		data := upstreamtest.Picture(w, h, uint8(40*i), quality)
 		name := fmt.Sprintf("%s-%d.%s", p.id, i, ext)
 		s.files[name] = data
 		urls[i] = s.srv.URL + "/files/" + name
@@ -436,28 +346,6 @@ func dims(in map[string]any) (int, int) {
 	return 128, 128
 }
 
-func fakeImage(w, h int, format string, i int) ([]byte, string) {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), uint8(40 * i), 255})
-		}
-	}
-	var b bytes.Buffer
-	if format == "jpg" || format == "jpeg" {
-		jpeg.Encode(&b, img, &jpeg.Options{Quality: 80})
-		return b.Bytes(), "jpg"
-	}
-	png.Encode(&b, img)
-	return b.Bytes(), "png"
-}
-
-// fakeMP4 is an ftyp box followed by an empty mdat box.
-func fakeMP4() []byte {
-	b := []byte{0, 0, 0, 24, 'f', 't', 'y', 'p', 'i', 's', 'o', 'm', 0, 0, 2, 0, 'i', 's', 'o', 'm', 'm', 'p', '4', '1'}
-	return append(b, 0, 0, 0, 8, 'm', 'd', 'a', 't')
-}
-
 // object is p as Replicate's prediction JSON.
 func (s *Server) object(p *pred) map[string]any {
 	base := s.srv.URL + "/v1/predictions/" + p.id
@@ -471,7 +359,7 @@ func (s *Server) object(p *pred) map[string]any {
 	case "succeeded":
 		obj["output"] = p.output
 		obj["metrics"] = map[string]any{"predict_time": 1.2}
-		if s.deleted {
+		if s.Deleted() {
 			obj["output"], obj["data_removed"] = nil, true
 		}
 	case "failed":
