@@ -18,6 +18,7 @@ type params struct {
 	holeFrac    float64 // fill background holes smaller than this fraction of the foreground
 	centerSigma float64 // centre prior width (fraction of the diagonal); 0 disables
 	shadowPen   float64 // unary cost (nats) of foreground on a detected cast shadow; 0 disables
+	sideOutlier float64 // a border side this many nats less likely than the others loses the frame penalty; 0 disables
 }
 
 var defaultParams = params{
@@ -32,6 +33,7 @@ var defaultParams = params{
 	holeFrac:    0.02,
 	centerSigma: 0.6,
 	shadowPen:   4.0,
+	sideOutlier: 10.0,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.
@@ -222,6 +224,25 @@ func segment(im *workImage, p params, h hint) []bool {
 	w, hh := im.w, im.h
 	n := w * hh
 	frame := frameMask(w, hh, p.frame)
+	// A border side whose colours are far less likely under a GMM of the
+	// other three sides than those sides are under it is probably cut
+	// through the object (a person cut by the bottom edge): its pixels
+	// stay background seeds for the saliency, but foreground there pays
+	// no frame penalty.
+	penFrame := frame
+	if h == nil && p.sideOutlier > 0 {
+		d := sideOutlier(im, p.frame, p.comps)
+		for s := 0; s < 4; s++ {
+			if d[s] > p.sideOutlier {
+				sm := sideMask(w, hh, p.frame, s)
+				pf := make([]bool, len(frame))
+				for i := range pf {
+					pf[i] = penFrame[i] && !sm[i]
+				}
+				penFrame = pf
+			}
+		}
+	}
 	var sal, shadow []float32
 	if h == nil && p.shadowPen > 0 {
 		shadow = shadowMap(im, frame)
@@ -342,7 +363,7 @@ func segment(im *workImage, p params, h hint) []bool {
 					dfg[i] += p.salWeight * (1 - s)
 					dbg[i] += p.salWeight * s
 				}
-				if frame[i] {
+				if penFrame[i] {
 					dfg[i] += p.framePen
 				}
 				if shadow != nil {
@@ -468,4 +489,66 @@ func components(m []bool, w, h int, val bool) (lab []int32, sizes []int, touches
 		}
 	}
 	return lab, sizes, touches
+}
+
+// sideMask marks the frame pixels of one side (0 top, 1 bottom, 2 left, 3 right).
+func sideMask(w, h int, frac float64, side int) []bool {
+	fw := max(1, int(math.Round(frac*float64(w))))
+	fh := max(1, int(math.Round(frac*float64(h))))
+	m := make([]bool, w*h)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			var in bool
+			switch side {
+			case 0:
+				in = y < fh
+			case 1:
+				in = y >= h-fh
+			case 2:
+				in = x < fw
+			case 3:
+				in = x >= w-fw
+			}
+			m[y*w+x] = in
+		}
+	}
+	return m
+}
+
+// sideOutlier scores how unlike the other three sides each border side's
+// colours are: mean -log p of its frame pixels under a GMM of the other
+// sides, minus the same for the other sides under their own GMM.
+func sideOutlier(im *workImage, frac float64, comps int) [4]float64 {
+	w, h := im.w, im.h
+	var masks [4][]bool
+	for s := 0; s < 4; s++ {
+		masks[s] = sideMask(w, h, frac, s)
+	}
+	var out [4]float64
+	for s := 0; s < 4; s++ {
+		var other, own []int32
+		for i := 0; i < w*h; i++ {
+			o := false
+			for t := 0; t < 4; t++ {
+				if t != s && masks[t][i] {
+					o = true
+				}
+			}
+			if o {
+				other = append(other, int32(i))
+			} else if masks[s][i] {
+				own = append(own, int32(i))
+			}
+		}
+		g := fitGMM(im.rgb, other, comps)
+		var a, b float64
+		for _, i := range own {
+			a += g.negLog(im.rgb[3*i : 3*i+3])
+		}
+		for _, i := range other {
+			b += g.negLog(im.rgb[3*i : 3*i+3])
+		}
+		out[s] = a/float64(max(1, len(own))) - b/float64(max(1, len(other)))
+	}
+	return out
 }

@@ -4,9 +4,10 @@ import "math"
 
 // Shadow handling. A cast shadow on a plain backdrop is darker than the
 // backdrop but keeps its chromaticity, while an object usually differs in
-// chromaticity or is brighter. The backdrop is modelled as a linear
-// gradient (a least-squares plane per RGB channel) fitted to the border
-// frame; when that model explains the frame well (residual RMS below
+// chromaticity or is brighter. The backdrop is modelled as a smooth
+// surface (a least-squares quadratic in x, y per RGB channel, covering a
+// linear gradient and vignetting) fitted to the border frame; when that
+// model explains the frame well (residual RMS below
 // shadowMaxResid, i.e. the backdrop is plain) every pixel gets a shadow
 // score in 0..1 from
 //
@@ -18,7 +19,7 @@ import "math"
 // Shadow pixels are removed from the initial foreground and pay a unary
 // cost for being foreground.
 const (
-	shadowMaxResid = 14.0  // RGB RMS of the frame around its plane
+	shadowMaxResid = 14.0  // RGB RMS of the frame around its model
 	shadowMinRatio = 0.25  // darkest shadow relative to the backdrop
 	shadowMaxRatio = 0.94  // anything brighter is backdrop, not shadow
 	shadowChroma   = 0.025 // normalised rg distance of a shadow
@@ -28,54 +29,12 @@ const (
 // shadowMap returns the shadow score of every work pixel, or nil when the
 // backdrop is not plain enough to model.
 func shadowMap(im *workImage, frame []bool) []float32 {
+	bd := fitBackdrop(im, frame)
+	if bd == nil || bd.resid > shadowMaxResid {
+		return nil
+	}
 	w, h := im.w, im.h
-	var m [3][3]float64
-	var r [3][3]float64
-	cnt := 0
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			i := y*w + x
-			if !frame[i] {
-				continue
-			}
-			f := [3]float64{1, float64(x) / float64(w), float64(y) / float64(h)}
-			for a := 0; a < 3; a++ {
-				for b := 0; b < 3; b++ {
-					m[a][b] += f[a] * f[b]
-				}
-				for c := 0; c < 3; c++ {
-					r[c][a] += float64(im.rgb[3*i+c]) * f[a]
-				}
-			}
-			cnt++
-		}
-	}
-	if cnt < 16 {
-		return nil
-	}
-	var coef [3][3]float64
-	for c := 0; c < 3; c++ {
-		coef[c] = solve3(m, r[c])
-	}
-	model := func(x, y int, c int) float64 {
-		return coef[c][0] + coef[c][1]*float64(x)/float64(w) + coef[c][2]*float64(y)/float64(h)
-	}
-	var ss float64
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			i := y*w + x
-			if !frame[i] {
-				continue
-			}
-			for c := 0; c < 3; c++ {
-				d := float64(im.rgb[3*i+c]) - model(x, y, c)
-				ss += d * d
-			}
-		}
-	}
-	if math.Sqrt(ss/float64(cnt)) > shadowMaxResid {
-		return nil
-	}
+	model := func(x, y int, c int) float64 { return bd.at(x, y, c) }
 	out := make([]float32, w*h)
 	any := false
 	for y := 0; y < h; y++ {
@@ -109,4 +68,106 @@ func shadowMap(im *workImage, frame []bool) []float32 {
 		return nil
 	}
 	return out
+}
+
+// backdrop is a smooth model of the border-frame colour: per RGB channel a
+// least-squares quadratic surface in (x, y), which covers a linear
+// gradient and the radial fall-off of vignetting and studio lighting.
+type backdrop struct {
+	w, h  int
+	coef  [3][backdropFeats]float64
+	resid float64 // RGB RMS of the frame around the model
+}
+
+const backdropFeats = 6
+
+func backdropFeat(x, y, w, h int) [backdropFeats]float64 {
+	fx, fy := float64(x)/float64(w)-0.5, float64(y)/float64(h)-0.5
+	return [backdropFeats]float64{1, fx, fy, fx * fx, fy * fy, fx * fy}
+}
+
+// at is the model colour of channel c at (x, y).
+func (b *backdrop) at(x, y, c int) float64 {
+	f := backdropFeat(x, y, b.w, b.h)
+	var v float64
+	for k, a := range b.coef[c] {
+		v += a * f[k]
+	}
+	return v
+}
+
+// fitBackdrop fits the backdrop model to the frame pixels; nil when the
+// frame is too small or the system is singular.
+func fitBackdrop(im *workImage, frame []bool) *backdrop {
+	const nf = backdropFeats
+	w, h := im.w, im.h
+	var A [nf][nf + 3]float64
+	cnt := 0
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := y*w + x
+			if !frame[i] {
+				continue
+			}
+			f := backdropFeat(x, y, w, h)
+			for a := 0; a < nf; a++ {
+				for b := 0; b < nf; b++ {
+					A[a][b] += f[a] * f[b]
+				}
+				for c := 0; c < 3; c++ {
+					A[a][nf+c] += f[a] * float64(im.rgb[3*i+c])
+				}
+			}
+			cnt++
+		}
+	}
+	if cnt < 4*nf {
+		return nil
+	}
+	// Gauss-Jordan elimination with partial pivoting
+	for col := 0; col < nf; col++ {
+		p := col
+		for r := col + 1; r < nf; r++ {
+			if math.Abs(A[r][col]) > math.Abs(A[p][col]) {
+				p = r
+			}
+		}
+		A[col], A[p] = A[p], A[col]
+		d := A[col][col]
+		if math.Abs(d) < 1e-12 {
+			return nil
+		}
+		for k := range A[col] {
+			A[col][k] /= d
+		}
+		for r := 0; r < nf; r++ {
+			if r != col {
+				m := A[r][col]
+				for k := range A[r] {
+					A[r][k] -= m * A[col][k]
+				}
+			}
+		}
+	}
+	b := &backdrop{w: w, h: h}
+	for c := 0; c < 3; c++ {
+		for a := 0; a < nf; a++ {
+			b.coef[c][a] = A[a][nf+c]
+		}
+	}
+	var ss float64
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := y*w + x
+			if !frame[i] {
+				continue
+			}
+			for c := 0; c < 3; c++ {
+				d := float64(im.rgb[3*i+c]) - b.at(x, y, c)
+				ss += d * d
+			}
+		}
+	}
+	b.resid = math.Sqrt(ss / float64(cnt))
+	return b
 }

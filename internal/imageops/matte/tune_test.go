@@ -47,6 +47,8 @@ func TestTune(t *testing.T) {
 			p.workSide = int(v)
 		case "frame":
 			p.frame = v
+		case "sideOutlier":
+			p.sideOutlier = v
 		default:
 			t.Fatalf("unknown param %q", k)
 		}
