@@ -1,0 +1,494 @@
+package restore
+
+import (
+	"image"
+	"math"
+	"sort"
+
+	"github.com/gengate/gengate/internal/imageops"
+)
+
+// Options selects the steps of Restore. The zero value runs the whole
+// pipeline with the default strengths.
+type Options struct {
+	// Sigma is the noise deviation (0..255) to remove; 0 estimates it with
+	// EstimateNoise. Denoising runs when the deviation is above MinSigma.
+	Sigma float64
+	// MinSigma is the noise level under which denoising is skipped
+	// (default 2).
+	MinSigma float64
+
+	SkipDenoise      bool
+	SkipDeblock      bool
+	SkipCLAHE        bool
+	SkipColorBalance bool
+	SkipSharpen      bool
+
+	// CLAHEStrength blends the equalised luminance with the original:
+	// 0 means the default 0.4, 1 is full CLAHE. CLAHEClip is the clip
+	// limit in multiples of the mean bin height (default 2).
+	CLAHEStrength, CLAHEClip float64
+	// SharpenAmount is the unsharp-mask gain (default 0.35).
+	SharpenAmount float64
+	// ColorStrength is how much of the estimated colour cast is removed
+	// (default 0.7); gains are limited to 0.8..1.25 whatever the strength.
+	ColorStrength float64
+}
+
+// DenoiseOnly returns Options that only denoise (for evaluation).
+func DenoiseOnly(sigma float64) Options {
+	return Options{Sigma: sigma, SkipDeblock: true, SkipCLAHE: true, SkipColorBalance: true, SkipSharpen: true}
+}
+
+// Report tells what Restore found and did.
+type Report struct {
+	Blockiness float64 // ratio of 8×8 grid edge energy to the rest (1 = none)
+	Deblocked  bool
+	Sigma      float64 // noise deviation used (estimated or given)
+	Denoised   bool
+	Gains      [3]float64 // colour-balance gains applied to R, G, B
+}
+
+// Restore runs the photo-restoration pipeline on img: JPEG deblocking
+// when an 8×8 block grid is detected, blind noise estimation and BM3D
+// denoising when the noise is above MinSigma, gentle grey-edge colour
+// balance, CLAHE on luminance blended with the original, and a gentle
+// thresholded unsharp mask. Alpha is kept.
+func Restore(img image.Image, opts Options) (*image.NRGBA, error) {
+	out, _, err := RestoreReport(img, opts)
+	return out, err
+}
+
+// RestoreReport is Restore that also says what it found and did.
+func RestoreReport(img image.Image, opts Options) (*image.NRGBA, Report, error) {
+	var rep Report
+	if img == nil || img.Bounds().Empty() {
+		return nil, rep, ErrEmpty
+	}
+	m := imageops.FromImage(img)
+	if !opts.SkipDeblock {
+		rep.Blockiness, rep.Deblocked = deblock(m)
+	}
+	if !opts.SkipDenoise {
+		sigma := opts.Sigma
+		if sigma <= 0 {
+			if rep.Deblocked {
+				sigma = EstimateNoise(m.NRGBA())
+			} else {
+				sigma = EstimateNoise(img)
+			}
+		}
+		rep.Sigma = sigma
+		minS := opts.MinSigma
+		if minS <= 0 {
+			minS = 2
+		}
+		if sigma > minS {
+			denoiseRGB(m, sigma)
+			rep.Denoised = true
+		}
+	}
+	rep.Gains = [3]float64{1, 1, 1}
+	if !opts.SkipColorBalance {
+		s := opts.ColorStrength
+		if s <= 0 {
+			s = 0.7
+		}
+		rep.Gains = colorBalance(m, s)
+	}
+	if !opts.SkipCLAHE {
+		s, c := opts.CLAHEStrength, opts.CLAHEClip
+		if s <= 0 {
+			s = 0.4
+		}
+		if c <= 0 {
+			c = 2
+		}
+		claheRGB(m, c, s)
+	}
+	if !opts.SkipSharpen {
+		a := opts.SharpenAmount
+		if a <= 0 {
+			a = 0.35
+		}
+		sharpen(m, a, 1.0, 2)
+	}
+	return withAlpha(m.NRGBA(), img), rep, nil
+}
+
+func lumaOf(m *imageops.RGB) []float32 {
+	y := make([]float32, m.W*m.H)
+	for i := range y {
+		y[i] = 0.299*m.R[i] + 0.587*m.G[i] + 0.114*m.B[i]
+	}
+	return y
+}
+
+// addLuma adds the change from old to new luminance to every channel.
+func addLuma(m *imageops.RGB, old, new []float32) {
+	for i := range old {
+		d := new[i] - old[i]
+		m.R[i] += d
+		m.G[i] += d
+		m.B[i] += d
+	}
+}
+
+// ---- CLAHE ----
+
+// clahe equalises plane y (0..255) with contrast-limited adaptive
+// histogram equalisation (Zuiderveld 1994): about 8×8 tiles, 256-bin
+// histograms clipped at clip times the mean bin height with the excess
+// redistributed, and bilinear interpolation between the four nearest tile
+// mappings.
+func clahe(y []float32, w, h int, clip float64) []float32 {
+	tx, ty := min(8, max(1, w/16)), min(8, max(1, h/16))
+	tw, th := (w+tx-1)/tx, (h+ty-1)/ty
+	maps := make([][256]float32, tx*ty)
+	for j := 0; j < ty; j++ {
+		for i := 0; i < tx; i++ {
+			var hist [256]float64
+			x0, y0 := i*tw, j*th
+			x1, y1 := min(x0+tw, w), min(y0+th, h)
+			n := float64((x1 - x0) * (y1 - y0))
+			if n <= 0 {
+				for v := range maps[j*tx+i] {
+					maps[j*tx+i][v] = float32(v)
+				}
+				continue
+			}
+			for yy := y0; yy < y1; yy++ {
+				for xx := x0; xx < x1; xx++ {
+					hist[bin(y[yy*w+xx])]++
+				}
+			}
+			limit := clip * n / 256
+			for it := 0; it < 4; it++ {
+				var excess float64
+				for v := range hist {
+					if hist[v] > limit {
+						excess += hist[v] - limit
+						hist[v] = limit
+					}
+				}
+				if excess < 1e-9 {
+					break
+				}
+				add := excess / 256
+				for v := range hist {
+					hist[v] += add
+				}
+			}
+			var cdf float64
+			for v := range hist {
+				cdf += hist[v]
+				maps[j*tx+i][v] = float32(255 * cdf / n)
+			}
+		}
+	}
+	out := make([]float32, len(y))
+	for yy := 0; yy < h; yy++ {
+		fy := (float64(yy)+0.5)/float64(th) - 0.5
+		j0 := int(math.Floor(fy))
+		wy := float32(fy - float64(j0))
+		j1 := min(j0+1, ty-1)
+		j0 = max(j0, 0)
+		for xx := 0; xx < w; xx++ {
+			fx := (float64(xx)+0.5)/float64(tw) - 0.5
+			i0 := int(math.Floor(fx))
+			wx := float32(fx - float64(i0))
+			i1 := min(i0+1, tx-1)
+			i0 = max(i0, 0)
+			b := bin(y[yy*w+xx])
+			a := maps[j0*tx+i0][b]*(1-wx) + maps[j0*tx+i1][b]*wx
+			c := maps[j1*tx+i0][b]*(1-wx) + maps[j1*tx+i1][b]*wx
+			out[yy*w+xx] = a*(1-wy) + c*wy
+		}
+	}
+	return out
+}
+
+func bin(v float32) int {
+	if v <= 0 {
+		return 0
+	}
+	if v >= 255 {
+		return 255
+	}
+	return int(v + 0.5)
+}
+
+func claheRGB(m *imageops.RGB, clip, strength float64) {
+	y := lumaOf(m)
+	e := clahe(y, m.W, m.H, clip)
+	s := float32(strength)
+	for i := range e {
+		e[i] = y[i] + s*(e[i]-y[i])
+	}
+	addLuma(m, y, e)
+}
+
+// ---- colour balance ----
+
+// colorBalance estimates the illuminant with the grey-edge hypothesis
+// (van de Weijer, Gevers, Gijsenij 2007: the mean gradient magnitude,
+// Minkowski p=1, is achromatic) and removes strength of the cast,
+// with every gain limited to 0.8..1.25 and the luminance kept. Flat or
+// nearly flat images are left alone.
+func colorBalance(m *imageops.RGB, strength float64) [3]float64 {
+	gains := [3]float64{1, 1, 1}
+	if m.W < 3 || m.H < 3 {
+		return gains
+	}
+	var e [3]float64
+	var mean float64
+	n := 0
+	for c, p := range [][]float32{m.R, m.G, m.B} {
+		var s float64
+		for y := 1; y < m.H-1; y++ {
+			for x := 1; x < m.W-1; x++ {
+				i := y*m.W + x
+				gx := float64(p[i+1] - p[i-1])
+				gy := float64(p[i+m.W] - p[i-m.W])
+				g := math.Sqrt(gx*gx+gy*gy) / 2
+				s += g
+				if c == 1 {
+					mean += g
+					n++
+				}
+			}
+		}
+		e[c] = s
+	}
+	if n == 0 || mean/float64(n) < 0.5 || e[0] <= 0 || e[1] <= 0 || e[2] <= 0 {
+		return gains
+	}
+	avg := (e[0] + e[1] + e[2]) / 3
+	for c := range gains {
+		g := avg / e[c]
+		g = 1 + strength*(g-1)
+		gains[c] = math.Min(1.25, math.Max(0.8, g))
+	}
+	// keep the luminance: normalise the gains' luma-weighted mean to 1
+	l := 0.299*gains[0] + 0.587*gains[1] + 0.114*gains[2]
+	for c := range gains {
+		gains[c] /= l
+	}
+	if math.Abs(gains[0]-1) < 0.01 && math.Abs(gains[1]-1) < 0.01 && math.Abs(gains[2]-1) < 0.01 {
+		return [3]float64{1, 1, 1}
+	}
+	for c, p := range [][]float32{m.R, m.G, m.B} {
+		g := float32(gains[c])
+		for i := range p {
+			p[i] *= g
+		}
+	}
+	return gains
+}
+
+// ---- sharpening ----
+
+func gaussKernel(sigma float64) []float32 {
+	r := int(math.Ceil(3 * sigma))
+	k := make([]float32, 2*r+1)
+	var s float64
+	for i := -r; i <= r; i++ {
+		v := math.Exp(-float64(i*i) / (2 * sigma * sigma))
+		k[i+r] = float32(v)
+		s += v
+	}
+	for i := range k {
+		k[i] /= float32(s)
+	}
+	return k
+}
+
+// blur is a separable Gaussian blur with clamped borders.
+func blur(p []float32, w, h int, sigma float64) []float32 {
+	k := gaussKernel(sigma)
+	r := len(k) / 2
+	tmp := make([]float32, len(p))
+	out := make([]float32, len(p))
+	for y := 0; y < h; y++ {
+		row := p[y*w : y*w+w]
+		for x := 0; x < w; x++ {
+			var s float32
+			for i, kv := range k {
+				s += kv * row[min(max(x+i-r, 0), w-1)]
+			}
+			tmp[y*w+x] = s
+		}
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			var s float32
+			for i, kv := range k {
+				s += kv * tmp[min(max(y+i-r, 0), h-1)*w+x]
+			}
+			out[y*w+x] = s
+		}
+	}
+	return out
+}
+
+// sharpen is an unsharp mask on luminance: detail = Y - blur(Y); details
+// under thr levels are ignored (so leftover noise is not amplified) and
+// the rest is added back with gain amount.
+func sharpen(m *imageops.RGB, amount, sigma float64, thr float32) {
+	y := lumaOf(m)
+	b := blur(y, m.W, m.H, sigma)
+	a := float32(amount)
+	ny := make([]float32, len(y))
+	for i := range y {
+		d := y[i] - b[i]
+		switch {
+		case d > thr:
+			d -= thr
+		case d < -thr:
+			d += thr
+		default:
+			d = 0
+		}
+		ny[i] = y[i] + a*d
+	}
+	addLuma(m, y, ny)
+}
+
+// ---- JPEG deblocking ----
+
+// blockiness measures the 8×8 grid on plane y: for every column (row)
+// boundary it takes the mean "excess step", |jump − mean of the slopes on
+// either side| capped at blockCap, and compares the strongest of the 8 grid phases with the
+// median of the others. It returns the ratio (1 = no grid), the grid
+// phases (x, y), and the excess step left by the grid in levels.
+// blockCap limits each excess step in blockiness so that a few strong
+// edges that happen to share a grid phase do not look like a JPEG grid.
+const blockCap = 10
+
+func blockiness(y []float32, w, h int) (ratio float64, ox, oy int, step float64) {
+	var cx, cy, ux, uy [8]float64
+	var nx, ny [8]int
+	for r := 0; r < h; r++ {
+		row := y[r*w : r*w+w]
+		for x := 2; x < w-1; x++ {
+			e := float64(row[x]-row[x-1]) - float64(row[x-1]-row[x-2]+row[x+1]-row[x])/2
+			cx[x%8] += math.Min(math.Abs(e), blockCap)
+			ux[x%8] += math.Abs(e)
+			nx[x%8]++
+		}
+	}
+	for r := 2; r < h-1; r++ {
+		for x := 0; x < w; x++ {
+			e := float64(y[r*w+x]-y[(r-1)*w+x]) - float64(y[(r-1)*w+x]-y[(r-2)*w+x]+y[(r+1)*w+x]-y[r*w+x])/2
+			cy[r%8] += math.Min(math.Abs(e), blockCap)
+			uy[r%8] += math.Abs(e)
+			ny[r%8]++
+		}
+	}
+	phase := func(c [8]float64, n [8]int) (int, float64, float64) {
+		var v [8]float64
+		best := 0
+		for i := range v {
+			if n[i] > 0 {
+				v[i] = c[i] / float64(n[i])
+			}
+			if v[i] > v[best] {
+				best = i
+			}
+		}
+		var rest []float64
+		for i := range v {
+			if i != best {
+				rest = append(rest, v[i])
+			}
+		}
+		sort.Float64s(rest)
+		return best, v[best], rest[len(rest)/2]
+	}
+	if w < 16 || h < 16 {
+		return 1, 0, 0, 0
+	}
+	ox, bx, mx := phase(cx, nx)
+	oy, by, my := phase(cy, ny)
+	if mx <= 0 || my <= 0 {
+		return 1, ox, oy, 0
+	}
+	// A JPEG grid shows in both directions; periodic content (stripes)
+	// usually in one only, so the weaker direction decides.
+	ratio = math.Min(bx/mx, by/my)
+	// the step is measured without the cap
+	_, bx, mx = phase(ux, nx)
+	_, by, my = phase(uy, ny)
+	return ratio, ox, oy, (bx + by - mx - my) / 2
+}
+
+// deblock detects a JPEG-like 8×8 grid and, when found (ratio > 1.25),
+// smooths the block borders with an adaptive filter in the spirit of the
+// H.264 loop filter: a border step is treated as an artefact only where it
+// is small (under alpha, tied to the measured grid step) and both sides
+// are smooth (slopes under beta); the excess step is then spread as a
+// linear ramp over up to four pixels on each side. Real edges stay.
+func deblock(m *imageops.RGB) (float64, bool) {
+	ratio, ox, oy, step := blockiness(lumaOf(m), m.W, m.H)
+	if ratio < 1.25 || step < 0.5 {
+		return ratio, false
+	}
+	alpha := float32(3*step + 4)
+	beta := float32(step + 2)
+	for _, p := range [][]float32{m.R, m.G, m.B} {
+		for pass := 0; pass < 2; pass++ {
+			// vertical borders: between x-1 and x with x%8 == ox
+			for x := ox; x < m.W; x += 8 {
+				if x < 4 || x > m.W-4 {
+					continue
+				}
+				for r := 0; r < m.H; r++ {
+					filterEdge(p, r*m.W+x, 1, alpha, beta)
+				}
+			}
+			for yy := oy; yy < m.H; yy += 8 {
+				if yy < 4 || yy > m.H-4 {
+					continue
+				}
+				for x := 0; x < m.W; x++ {
+					filterEdge(p, yy*m.W+x, m.W, alpha, beta)
+				}
+			}
+		}
+	}
+	return ratio, true
+}
+
+// filterEdge filters across the border just before index q0 (stride s).
+func filterEdge(p []float32, q0, s int, alpha, beta float32) {
+	P0, P1, P2, P3 := p[q0-s], p[q0-2*s], p[q0-3*s], p[q0-4*s]
+	Q0, Q1, Q2, Q3 := p[q0], p[q0+s], p[q0+2*s], p[q0+3*s]
+	d := Q0 - P0
+	if abs32(d) >= alpha || abs32(P1-P0) >= beta || abs32(Q1-Q0) >= beta {
+		return
+	}
+	e := d - ((P0-P1)+(Q1-Q0))/2
+	if abs32(P3-P0) < 2*beta && abs32(Q3-Q0) < 2*beta && abs32(P2-P1) < beta && abs32(Q2-Q1) < beta {
+		// smooth on both sides: long ramp
+		p[q0-s] += e * 4 / 9
+		p[q0-2*s] += e * 3 / 9
+		p[q0-3*s] += e * 2 / 9
+		p[q0-4*s] += e * 1 / 9
+		p[q0] -= e * 4 / 9
+		p[q0+s] -= e * 3 / 9
+		p[q0+2*s] -= e * 2 / 9
+		p[q0+3*s] -= e * 1 / 9
+		return
+	}
+	p[q0-s] += e / 3
+	p[q0-2*s] += e / 6
+	p[q0] -= e / 3
+	p[q0+s] -= e / 6
+}
+
+func abs32(v float32) float32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

@@ -1,0 +1,337 @@
+package restore
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gengate/gengate/internal/imageops"
+)
+
+func TestEmptyRefused(t *testing.T) {
+	empty := image.NewNRGBA(image.Rect(0, 0, 0, 0))
+	if _, err := Denoise(empty, 25); err == nil {
+		t.Fatal("Denoise accepted an empty image")
+	}
+	if _, err := Restore(empty, Options{}); err == nil {
+		t.Fatal("Restore accepted an empty image")
+	}
+	if _, err := Restore(image.NewNRGBA(image.Rect(3, 3, 3, 10)), Options{}); err == nil {
+		t.Fatal("Restore accepted a zero-width image")
+	}
+}
+
+// Known noise on a synthetic scene: BM3D must gain a lot.
+func TestDenoiseSynthetic(t *testing.T) {
+	clean := scene(256, 192)
+	noisy := AddNoise(clean, 25, 11)
+	out, err := Denoise(noisy, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pn, pd := imageops.PSNRRGB(clean, noisy), imageops.PSNRRGB(clean, out)
+	t.Logf("PSNR noisy %.2f -> denoised %.2f dB", pn, pd)
+	if pd-pn < 9 {
+		t.Fatalf("gain %.2f dB < 9", pd-pn)
+	}
+}
+
+func TestEstimateNoise(t *testing.T) {
+	clean := scene(320, 240)
+	for _, s := range []float64{10, 25, 50} {
+		est := EstimateNoise(AddNoise(clean, s, uint64(s)))
+		t.Logf("sigma %.0f: estimate %.2f", s, est)
+		if math.Abs(est-s) > 0.15*s {
+			t.Errorf("sigma %.0f: estimate %.2f off by more than 15 %%", s, est)
+		}
+	}
+	if e := EstimateNoise(clean); e > 2 {
+		t.Errorf("clean scene: estimate %.2f > 2", e)
+	}
+}
+
+func TestRestoreFlatUnchanged(t *testing.T) {
+	for _, c := range []color.NRGBA{{128, 128, 128, 255}, {200, 120, 60, 255}, {20, 30, 40, 255}} {
+		img := image.NewNRGBA(image.Rect(0, 0, 96, 64))
+		for i := 0; i < len(img.Pix); i += 4 {
+			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+		}
+		out, err := Restore(img, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0
+		for i := range out.Pix {
+			d := int(out.Pix[i]) - int(img.Pix[i])
+			worst = max(worst, d, -d)
+		}
+		if worst > 3 {
+			t.Errorf("flat %v changed by up to %d levels", c, worst)
+		}
+	}
+}
+
+// localContrast is the mean absolute difference to the 9×9 box mean of luma.
+func localContrast(img image.Image) float64 {
+	m := imageops.FromImage(img)
+	y := lumaOf(m)
+	var s float64
+	n := 0
+	for yy := 4; yy < m.H-4; yy += 2 {
+		for xx := 4; xx < m.W-4; xx += 2 {
+			var mean float32
+			for dy := -4; dy <= 4; dy++ {
+				for dx := -4; dx <= 4; dx++ {
+					mean += y[(yy+dy)*m.W+xx+dx]
+				}
+			}
+			s += math.Abs(float64(y[yy*m.W+xx] - mean/81))
+			n++
+		}
+	}
+	return s / float64(n)
+}
+
+func TestCLAHEIncreasesLocalContrast(t *testing.T) {
+	low := degrade(scene(256, 192), 0.3, [3]float64{1, 1, 1}, 0, 0)
+	out, err := Restore(low, Options{SkipDenoise: true, SkipDeblock: true, SkipColorBalance: true, SkipSharpen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := localContrast(low), localContrast(out)
+	t.Logf("local contrast %.2f -> %.2f", a, b)
+	if b < 1.2*a {
+		t.Fatalf("CLAHE raised local contrast only %.2fx", b/a)
+	}
+}
+
+func TestDeblockJPEG(t *testing.T) {
+	clean := scene(256, 192)
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, clean, &jpeg.Options{Quality: 10}); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := jpeg.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := imageops.FromImage(dec)
+	before, _, _, _ := blockiness(lumaOf(m), m.W, m.H)
+	r0, done := deblock(m)
+	after, _, _, _ := blockiness(lumaOf(m), m.W, m.H)
+	p0, p1 := imageops.PSNRRGB(clean, dec), imageops.PSNRRGB(clean, m.NRGBA())
+	t.Logf("blockiness %.2f (%.2f) -> %.2f; PSNR %.2f -> %.2f", before, r0, after, p0, p1)
+	if !done {
+		t.Fatal("JPEG q10 grid not detected")
+	}
+	if after-1 > 0.5*(before-1) {
+		t.Fatalf("blockiness only went from %.2f to %.2f", before, after)
+	}
+	if p1 < p0-0.1 {
+		t.Fatalf("deblocking lost PSNR: %.2f -> %.2f", p0, p1)
+	}
+	// an unblocked image is left alone
+	m2 := imageops.FromImage(clean)
+	if r, done := deblock(m2); done {
+		t.Fatalf("clean scene taken for JPEG (ratio %.2f)", r)
+	}
+}
+
+func TestRestorePipeline(t *testing.T) {
+	clean := scene(256, 192)
+	deg := degrade(clean, 0.6, [3]float64{1.12, 1, 0.82}, 12, 5)
+	out, rep, err := RestoreReport(deg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v; PSNR %.2f -> %.2f", rep, imageops.PSNRRGB(clean, deg), imageops.PSNRRGB(clean, out))
+	if !rep.Denoised || math.Abs(rep.Sigma-12) > 2 {
+		t.Fatalf("expected denoising at sigma ~12, got %+v", rep)
+	}
+	if rep.Gains[2] <= rep.Gains[0] {
+		t.Fatalf("a warm cast should give blue more gain than red: %v", rep.Gains)
+	}
+	if imageops.PSNRRGB(clean, out) <= imageops.PSNRRGB(clean, deg) {
+		t.Fatal("restoration moved the picture away from the clean scene")
+	}
+}
+
+func TestAlphaKept(t *testing.T) {
+	img := AddNoise(scene(64, 48), 20, 1)
+	for y := 0; y < 48; y++ {
+		for x := 0; x < 32; x++ {
+			img.Pix[y*img.Stride+4*x+3] = 100
+		}
+	}
+	out, err := Restore(img, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Pix[3] != 100 || out.Pix[4*40+3] != 255 {
+		t.Fatalf("alpha not kept: %d %d", out.Pix[3], out.Pix[4*40+3])
+	}
+}
+
+func TestTinyImage(t *testing.T) {
+	img := AddNoise(scene(5, 3), 20, 1)
+	out, err := Restore(img, Options{Sigma: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Bounds().Dx() != 5 || out.Bounds().Dy() != 3 {
+		t.Fatalf("size %v", out.Bounds())
+	}
+}
+
+// Protocol subset: three CBSD68 images at sigma 25 with the known sigma.
+func TestCBSD68Subset(t *testing.T) {
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data: set GENGATE_EVAL_DATA or see imageops.DataDir")
+	}
+	var sum float64
+	names := []string{"101085.png", "101087.png", "102061.png"}
+	for _, n := range names {
+		img, err := imageops.Load(filepath.Join(dir, "denoise-cbsd68", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Denoise(AddNoise(img, 25, SeedFor(n)), 25)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := imageops.PSNRRGB(img, out)
+		t.Logf("%s: %.2f dB", n, p)
+		sum += p
+	}
+	if mean := sum / 3; mean < 28.5 {
+		t.Fatalf("mean PSNR %.2f dB < 28.5", mean)
+	}
+}
+
+// TestEvaluate prints the full evaluation table (minutes): run with
+// GENGATE_EVAL=1 go test ./internal/imageops/restore/ -run TestEvaluate -v -timeout 30m
+func TestEvaluate(t *testing.T) {
+	if os.Getenv("GENGATE_EVAL") != "1" {
+		t.Skip("set GENGATE_EVAL=1 to run the full CBSD68/Kodak24 evaluation")
+	}
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data: set GENGATE_EVAL_DATA or see imageops.DataDir")
+	}
+	rows, err := Evaluate(dir, os.Getenv("GENGATE_EVAL_PICS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		t.Logf("| %s | %.3f %s | %s | %s | %v |", r.Metric, r.Value, r.Unit, r.Peer, r.Target, r.Pass)
+	}
+}
+
+// TestWriteDocPictures rewrites docs/builtin-quality/restore-{before,after}.png
+// from the procedural scene (never from evaluation data).
+func TestWriteDocPictures(t *testing.T) {
+	if os.Getenv("GENGATE_UPDATE_DOCS") != "1" {
+		t.Skip("set GENGATE_UPDATE_DOCS=1 to rewrite docs pictures")
+	}
+	before := degrade(scene(384, 256), 0.55, [3]float64{1.12, 1, 0.8}, 15, 42)
+	after, rep, err := RestoreReport(before, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", rep)
+	dir := filepath.Join("..", "..", "..", "docs", "builtin-quality")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, img := range map[string]image.Image{"restore-before.png": before, "restore-after.png": after} {
+		p := filepath.Join(dir, name)
+		if err := savePNG(p, img); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > 300<<10 {
+			t.Fatalf("%s is %d bytes > 300 KB", name, st.Size())
+		}
+	}
+}
+
+func BenchmarkDenoise1MP(b *testing.B) {
+	img := AddNoise(scene(1224, 817), 25, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Denoise(img, 25); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/(1224*817/1e6), "s/MP")
+}
+
+func BenchmarkRestore1MP(b *testing.B) {
+	img := AddNoise(scene(1224, 817), 15, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Restore(img, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/(1224*817/1e6), "s/MP")
+}
+
+func TestDetectScratches(t *testing.T) {
+	img := AddNoise(scene(256, 192), 5, 3)
+	truth := make([]bool, 256*192)
+	for y := 10; y < 180; y++ { // bright vertical scratch, 2 px wide
+		for x := 60; x < 62; x++ {
+			o := y*img.Stride + 4*x
+			img.Pix[o], img.Pix[o+1], img.Pix[o+2] = 240, 240, 235
+			truth[y*256+x] = true
+		}
+	}
+	for x := 120; x < 250; x++ { // dark diagonal hair, 1 px
+		y := 20 + (x-120)/2
+		o := y*img.Stride + 4*x
+		img.Pix[o], img.Pix[o+1], img.Pix[o+2] = 15, 15, 15
+		truth[y*256+x] = true
+	}
+	m := DetectScratches(img)
+	var hit, line, fp, rest int
+	for i, tr := range truth {
+		on := m.Pix[(i/256)*m.Stride+i%256] == 255
+		if tr {
+			line++
+			if on {
+				hit++
+			}
+			continue
+		}
+		near := false // within the dilation of a scratch
+		x, y := i%256, i/256
+		for dy := -2; dy <= 2 && !near; dy++ {
+			for dx := -2; dx <= 2; dx++ {
+				if xx, yy := x+dx, y+dy; xx >= 0 && yy >= 0 && xx < 256 && yy < 192 && truth[yy*256+xx] {
+					near = true
+					break
+				}
+			}
+		}
+		if !near {
+			rest++
+			if on {
+				fp++
+			}
+		}
+	}
+	t.Logf("recall %.3f, false positives %.4f", float64(hit)/float64(line), float64(fp)/float64(rest))
+	if float64(hit) < 0.8*float64(line) || float64(fp) > 0.01*float64(rest) {
+		t.Fatal("scratch detection too weak or too noisy")
+	}
+}
