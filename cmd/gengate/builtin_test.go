@@ -38,7 +38,7 @@ func TestBuiltinModels(t *testing.T) {
 	for _, m := range models.json["models"].([]any) {
 		mm := m.(map[string]any)
 		switch mm["id"] {
-		case "image-upscaler", "object-remover", "remove-bg":
+		case "image-upscaler", "object-remover", "remove-bg", "photo-restoration":
 			if mm["engine"] != "builtin" || mm["placeholder"] != false {
 				t.Errorf("%s: engine %v placeholder %v", mm["id"], mm["engine"], mm["placeholder"])
 			}

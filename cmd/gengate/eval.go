@@ -12,6 +12,7 @@ import (
 	"github.com/gengate/gengate/internal/imageops"
 	"github.com/gengate/gengate/internal/imageops/inpaint"
 	"github.com/gengate/gengate/internal/imageops/matte"
+	"github.com/gengate/gengate/internal/imageops/restore"
 	"github.com/gengate/gengate/internal/imageops/upscale"
 )
 
@@ -24,6 +25,7 @@ var evaluations = []struct {
 	{"image-upscaler", upscale.Evaluate},
 	{"remove-bg", matte.Evaluate},
 	{"object-remover", inpaint.Evaluate},
+	{"photo-restoration", restore.Evaluate},
 }
 
 // evalBuiltin runs the evaluations of the built-in image operations on the

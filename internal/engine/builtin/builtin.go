@@ -22,6 +22,7 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/imageops/inpaint"
 	"github.com/gengate/gengate/internal/imageops/matte"
+	"github.com/gengate/gengate/internal/imageops/restore"
 	"github.com/gengate/gengate/internal/imageops/upscale"
 )
 
@@ -59,7 +60,8 @@ func New() *Engine {
 		"image-upscaler": {inputs: []string{"imageUrl"}, formats: []string{"png", "jpeg", "webp"}, run: runUpscale},
 		"object-remover": {inputs: []string{"image", "mask"}, formats: []string{"png", "jpeg", "webp"}, run: runInpaint},
 		// remove-bg writes formats with transparency only.
-		"remove-bg": {inputs: []string{"imageUrl"}, formats: []string{"png", "webp"}, run: runRemoveBackground},
+		"remove-bg":         {inputs: []string{"imageUrl"}, formats: []string{"png", "webp"}, run: runRemoveBackground},
+		"photo-restoration": {inputs: []string{"imageUrl"}, formats: []string{"png", "jpeg", "webp"}, run: runRestore},
 	}}
 }
 
@@ -235,4 +237,10 @@ func runInpaint(job gengate.Job, imgs map[string]image.Image) (image.Image, erro
 
 func runRemoveBackground(job gengate.Job, imgs map[string]image.Image) (image.Image, error) {
 	return matte.RemoveBackground(imgs["imageUrl"])
+}
+
+// runRestore runs the whole restoration pipeline with its defaults: blind
+// noise estimate, denoising, deblocking, contrast, colour and sharpening.
+func runRestore(job gengate.Job, imgs map[string]image.Image) (image.Image, error) {
+	return restore.Restore(imgs["imageUrl"], restore.Options{})
 }
