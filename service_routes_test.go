@@ -144,7 +144,9 @@ func TestRefusedSubmit(t *testing.T) {
 		d.wantState(task.ID, gengate.StatusSucceeded, "", 96, 0)
 	})
 	t.Run("last route", func(t *testing.T) {
-		fal := &upstream{submit: func(gengate.Job) (gengate.Progress, error) { return gengate.Progress{}, refused(gengate.CodeRejectedInput) }}
+		fal := &upstream{submit: func(gengate.Job) (gengate.Progress, error) {
+			return gengate.Progress{}, refused(gengate.CodeRejectedInput)
+		}}
 		d := newDomainWith(t, "sqlite", fal)
 		task := d.generate("a bird", "")
 		d.runNext()
