@@ -23,6 +23,11 @@ import (
 	"github.com/gengate/gengate/internal/engine/enginetest"
 )
 
+var (
+	run         = enginetest.RunJob
+	upstreamErr = enginetest.UpstreamErr
+)
+
 var ctx = context.Background()
 
 func newEngine(t *testing.T) (*comfyuitest.Server, *Engine) {
@@ -63,28 +68,6 @@ var pngInput = func() gengate.Input {
 	}
 	return gengate.Input{Data: b.Bytes(), ContentType: "image/png"}
 }()
-
-// run submits job and checks it until it finishes.
-func run(t *testing.T, e *Engine, job gengate.Job) (gengate.Progress, error) {
-	t.Helper()
-	p, err := e.Submit(ctx, job)
-	for i := 0; err == nil && len(p.Outputs) == 0; i++ {
-		if i > 20 {
-			t.Fatal("no outputs after 20 checks")
-		}
-		p, err = e.Check(ctx, job, p.UpstreamID)
-	}
-	return p, err
-}
-
-func upstreamErr(t *testing.T, err error) *gengate.UpstreamError {
-	t.Helper()
-	var ue *gengate.UpstreamError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *UpstreamError", err, err)
-	}
-	return ue
-}
 
 // node returns the inputs of node id of the last queued graph.
 func node(t *testing.T, f *comfyuitest.Server, id string) map[string]any {
@@ -185,117 +168,6 @@ func TestConformance(t *testing.T) {
 	enginetest.Run(t, e, cases, func(time.Duration) {})
 }
 
-func TestSubmitAnswers(t *testing.T) {
-	cases := []struct {
-		name   string
-		status int
-		kind   gengate.UpstreamKind
-		code   string
-		retry  time.Duration
-	}{
-		{"rate limited", 429, gengate.Busy, gengate.CodeUpstream, time.Second},
-		{"server error", 500, gengate.Busy, gengate.CodeUpstream, 0},
-		{"bad gateway", 502, gengate.Busy, gengate.CodeUpstream, 0},
-		{"invalid graph", 400, gengate.Refused, gengate.CodeRejectedInput, 0},
-		{"forbidden", 403, gengate.Refused, gengate.CodeUpstream, 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f, e := newEngine(t)
-			f.FailSubmits(tc.status, 1)
-			job := imageJob("flux-schnell", "1:1", "png", 1)
-			_, err := e.Submit(ctx, job)
-			ue := upstreamErr(t, err)
-			if ue.Kind != tc.kind || ue.Code != tc.code || ue.Status != tc.status || ue.RetryAfter != tc.retry {
-				t.Fatalf("got %+v", ue)
-			}
-			if f.Submissions() != 0 {
-				t.Fatalf("%d prompts queued", f.Submissions())
-			}
-			if _, err := run(t, e, job); err != nil {
-				t.Fatalf("the next submit: %v", err)
-			}
-		})
-	}
-}
-
-func TestSubmitUnauthorized(t *testing.T) {
-	f := comfyuitest.New(t)
-	const wrong = "comfy-wrong-token-77aa"
-	for _, key := range []string{wrong, ""} {
-		e := New(Config{APIKey: key, BaseURL: f.URL()})
-		_, err := e.Submit(ctx, imageJob("flux-schnell", "1:1", "png", 1))
-		ue := upstreamErr(t, err)
-		if ue.Kind != gengate.Refused || ue.Status != http.StatusUnauthorized || ue.Code != gengate.CodeUpstream {
-			t.Fatalf("key %q: got %+v", key, ue)
-		}
-		if strings.Contains(err.Error(), wrong) {
-			t.Fatalf("error shows the key: %v", err)
-		}
-	}
-	if f.Submissions() != 0 {
-		t.Fatal("a prompt was queued")
-	}
-}
-
-func TestPollAnswers(t *testing.T) {
-	for _, status := range []int{429, 500, 503} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
-			f, e := newEngine(t)
-			job := imageJob("flux-schnell", "1:1", "png", 1)
-			p, err := e.Submit(ctx, job)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.FailPolls(status, 1)
-			_, err = e.Check(ctx, job, p.UpstreamID)
-			if ue := upstreamErr(t, err); ue.Kind != gengate.Busy || ue.Status != status {
-				t.Fatalf("got %+v", ue)
-			}
-			p, err = e.Check(ctx, job, p.UpstreamID)
-			if err != nil || len(p.Outputs) != 1 {
-				t.Fatalf("later check: %v, %d outputs", err, len(p.Outputs))
-			}
-		})
-	}
-}
-
-func TestJobFailures(t *testing.T) {
-	cases := []struct{ reason, code, text string }{
-		{"error", gengate.CodeUpstream, "CUDA out of memory"},
-		{"content_policy", gengate.CodeContentPolicy, "NSFW"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.reason, func(t *testing.T) {
-			f, e := newEngine(t)
-			f.FailJobs(tc.reason)
-			_, err := run(t, e, imageJob("flux-schnell", "1:1", "png", 1))
-			ue := upstreamErr(t, err)
-			if ue.Kind != gengate.Failed || ue.Code != tc.code || !strings.Contains(ue.Message, tc.text) {
-				t.Fatalf("got %+v", ue)
-			}
-		})
-	}
-}
-
-// TestResetAfterSubmitIsFound: the prompt was queued and the answer lost;
-// Submit finds it by its id and reports it accepted, without a second POST.
-func TestResetAfterSubmitIsFound(t *testing.T) {
-	f, e := newEngine(t)
-	f.ResetNextSubmit()
-	job := imageJob("flux-schnell", "1:1", "png", 1)
-	p, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatalf("submit: %v", err)
-	}
-	if p.UpstreamID != job.TaskID || f.Submissions() != 1 {
-		t.Fatalf("progress %+v, %d submissions", p, f.Submissions())
-	}
-	if p, err := e.Check(ctx, job, p.UpstreamID); err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("check: %+v %v", p, err)
-	}
-}
-
 // lookupsFailAfterPost is a transport whose reads fail once a POST /prompt
 // has been sent, so the engine cannot tell whether a lost submit arrived.
 type lookupsFailAfterPost struct{ posted atomic.Bool }
@@ -363,27 +235,6 @@ func TestSubmitAgainAttaches(t *testing.T) {
 	}
 }
 
-func TestCheckFromFreshEngine(t *testing.T) {
-	f, e := newEngine(t)
-	f.SetPolls(2)
-	job := videoJob("16:9", map[string]any{"duration": int64(4), "resolution": "480p"})
-	p, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err = New(Config{APIKey: f.Key(), BaseURL: f.URL()}).Check(ctx, job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 0 || p.RetryAfter != videoDelay || p.UpstreamID != job.TaskID {
-		t.Fatalf("first check: %+v %v", p, err)
-	}
-	p, err = New(Config{APIKey: f.Key(), BaseURL: f.URL()}).Check(ctx, job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("second check: %+v %v", p, err)
-	}
-	if in := node(t, f, "7"); in["width"] != 832.0 || in["length"] != 65.0 {
-		t.Errorf("latent %v, want 832 wide, 65 frames", in)
-	}
-}
-
 func TestHoldReleaseAndCancel(t *testing.T) {
 	f, e := newEngine(t)
 	f.Hold()
@@ -428,19 +279,6 @@ func TestHoldReleaseAndCancel(t *testing.T) {
 	}
 	if err := e.Cancel(ctx, a, a.TaskID); err != nil { // finished: nothing to do
 		t.Fatal(err)
-	}
-}
-
-func TestDeletedOutputs(t *testing.T) {
-	f, e := newEngine(t)
-	job := imageJob("flux-schnell", "1:1", "png", 1)
-	if _, err := run(t, e, job); err != nil {
-		t.Fatal(err)
-	}
-	f.DeleteOutputs()
-	_, err := e.Check(ctx, job, job.TaskID)
-	if ue := upstreamErr(t, err); ue.Kind != gengate.Failed || ue.Code != gengate.CodeUpstream {
-		t.Fatalf("got %+v", ue)
 	}
 }
 
@@ -543,20 +381,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := e.Validate(tc.job)
-			if tc.field == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			var ge *gengate.Error
-			if !errors.As(err, &ge) || ge.Code != gengate.EUnsupportedOption {
-				t.Fatalf("got %v, want UNSUPPORTED_MODEL_OPTION", err)
-			}
-			if ge.Fields[0].Field != tc.field || ge.Fields[0].Code != gengate.FieldUnsupported || ge.Fields[0].Message == "" {
-				t.Fatalf("fields %+v, want %s", ge.Fields, tc.field)
-			}
+			enginetest.WantValidate(t, e.Validate(tc.job), tc.field)
 		})
 	}
 }
@@ -718,5 +543,39 @@ func TestMalformedIDs(t *testing.T) {
 	job.TaskID = ""
 	if _, err := e.Submit(ctx, job); !errors.As(err, &ge) || ge.Code != gengate.EInvalid {
 		t.Fatalf("submit: %v", err)
+	}
+}
+
+func TestUpstream(t *testing.T) {
+	video := videoJob("16:9", map[string]any{"duration": int64(4), "resolution": "480p"})
+	enginetest.Upstream(t, enginetest.UpstreamCase{
+		NewFake:   func(t *testing.T) enginetest.Fake { return comfyuitest.New(t) },
+		NewEngine: func(key, url string) gengate.Engine { return New(Config{APIKey: key, BaseURL: url}) },
+		Job:       imageJob("flux-schnell", "1:1", "png", 1),
+		Refusals: []enginetest.Answer{
+			{Status: 400, Code: gengate.CodeRejectedInput},
+			{Status: 403, Code: gengate.CodeUpstream},
+		},
+		WrongKey:    "comfy-wrong-token-77aa",
+		NoKeyStatus: http.StatusUnauthorized,
+		// The prompt id is the task id: a reset submit is looked up by it.
+		ResetResolves:   true,
+		UpstreamID:      func(j gengate.Job) string { return j.TaskID },
+		FailureText:     map[string]string{"error": "CUDA out of memory", "content_policy": "NSFW"},
+		FreshJob:        &video,
+		FreshRetryAfter: videoDelay,
+		HoldCancel:      true,
+	})
+}
+
+// TestVideo480p checks the latent of a 4 s 480p 16:9 video.
+func TestVideo480p(t *testing.T) {
+	f, e := newEngine(t)
+	job := videoJob("16:9", map[string]any{"duration": int64(4), "resolution": "480p"})
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if in := node(t, f, "7"); in["width"] != 832.0 || in["length"] != 65.0 {
+		t.Errorf("latent %v, want 832 wide, 65 frames", in)
 	}
 }

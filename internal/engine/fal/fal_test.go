@@ -3,7 +3,6 @@ package fal
 import (
 	"bytes"
 	"context"
-	"errors"
 	"image"
 	"image/jpeg"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"github.com/gengate/gengate/internal/engine/fal/faltest"
 	"github.com/gengate/gengate/internal/engine/upstream"
 )
+
+var upstreamErr = enginetest.UpstreamErr
 
 func newEngine(t *testing.T) (*Engine, *faltest.Server) {
 	t.Helper()
@@ -57,15 +58,6 @@ func pngInput(t *testing.T) gengate.Input {
 		t.Fatal(err)
 	}
 	return gengate.Input{Data: buf.Bytes(), ContentType: "image/jpeg"}
-}
-
-func upstreamErr(t *testing.T, err error) *gengate.UpstreamError {
-	t.Helper()
-	var ue *gengate.UpstreamError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *UpstreamError", err, err)
-	}
-	return ue
 }
 
 func TestConformance(t *testing.T) {
@@ -228,59 +220,7 @@ func TestInputVariants(t *testing.T) {
 	}
 }
 
-func TestSubmitBusy(t *testing.T) {
-	for _, status := range []int{429, 500, 503} {
-		e, s := newEngine(t)
-		s.FailSubmits(status, 1)
-		_, err := e.Submit(context.Background(), imageJob("fal-ai/flux/dev", "1:1", 1, "png"))
-		ue := upstreamErr(t, err)
-		if ue.Kind != gengate.Busy || ue.Status != status {
-			t.Errorf("%d: %v, want busy", status, ue)
-		}
-		if status == 429 && ue.RetryAfter != time.Second {
-			t.Errorf("429: RetryAfter %v, want 1s", ue.RetryAfter)
-		}
-		if s.Submissions() != 0 {
-			t.Errorf("%d: %d submissions, want 0", status, s.Submissions())
-		}
-		if _, err := run(t, e, imageJob("fal-ai/flux/dev", "1:1", 1, "png")); err != nil {
-			t.Errorf("%d: retry: %v", status, err)
-		}
-	}
-}
-
-func TestPollBusy(t *testing.T) {
-	for _, status := range []int{429, 502, 503} {
-		e, s := newEngine(t)
-		job := imageJob("fal-ai/flux/dev", "1:1", 1, "png")
-		p, err := e.Submit(context.Background(), job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.FailPolls(status, 1)
-		_, err = e.Check(context.Background(), job, p.UpstreamID)
-		if ue := upstreamErr(t, err); ue.Kind != gengate.Busy {
-			t.Errorf("%d: %v, want busy", status, ue)
-		}
-		p, err = e.Check(context.Background(), job, p.UpstreamID)
-		if err != nil || len(p.Outputs) != 1 {
-			t.Errorf("%d: later check %+v, %v", status, p, err)
-		}
-	}
-}
-
 func TestSubmitRefused(t *testing.T) {
-	t.Run("wrong key", func(t *testing.T) {
-		s := faltest.New(t)
-		e := New(Config{APIKey: "fal-wrong-0123456789abcdef", BaseURL: s.URL()})
-		_, err := e.Submit(context.Background(), imageJob("fal-ai/flux/dev", "1:1", 1, "png"))
-		if ue := upstreamErr(t, err); ue.Kind != gengate.Refused || ue.Status != 401 {
-			t.Errorf("%v, want refused 401", ue)
-		}
-		if strings.Contains(err.Error(), "0123456789abcdef") {
-			t.Errorf("error shows the key: %v", err)
-		}
-	})
 	t.Run("unreadable input", func(t *testing.T) {
 		e, s := newEngine(t)
 		job := imageJob("fal-ai/nano-banana", "1:1", 1, "png")
@@ -306,78 +246,6 @@ func TestSubmitRefused(t *testing.T) {
 			t.Errorf("%v, want refused", ue)
 		}
 	})
-}
-
-func TestFailedJobs(t *testing.T) {
-	cases := []struct{ reason, code string }{
-		{"error", gengate.CodeUpstream},
-		{"content_policy", gengate.CodeContentPolicy},
-	}
-	for _, c := range cases {
-		t.Run(c.reason, func(t *testing.T) {
-			e, s := newEngine(t)
-			s.FailJobs(c.reason)
-			_, err := run(t, e, imageJob("fal-ai/flux/dev", "1:1", 1, "png"))
-			ue := upstreamErr(t, err)
-			if ue.Kind != gengate.Failed || ue.Code != c.code {
-				t.Errorf("%v, want failed %s", ue, c.code)
-			}
-		})
-	}
-}
-
-func TestConnectionReset(t *testing.T) {
-	e, s := newEngine(t)
-	s.ResetNextSubmit()
-	_, err := e.Submit(context.Background(), imageJob("fal-ai/flux/dev", "1:1", 1, "png"))
-	if err == nil {
-		t.Fatal("no error")
-	}
-	var ue *gengate.UpstreamError
-	var ge *gengate.Error
-	if errors.As(err, &ue) || errors.As(err, &ge) {
-		t.Errorf("error %v is definite, want ambiguous", err)
-	}
-	if s.Submissions() != 1 {
-		t.Errorf("%d submissions, want 1", s.Submissions())
-	}
-}
-
-func TestOutputsDeleted(t *testing.T) {
-	e, s := newEngine(t)
-	job := imageJob("fal-ai/flux/dev", "1:1", 1, "png")
-	p, err := e.Submit(context.Background(), job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Check(context.Background(), job, p.UpstreamID); err != nil {
-		t.Fatal(err)
-	}
-	s.DeleteOutputs()
-	_, err = e.Check(context.Background(), job, p.UpstreamID)
-	if ue := upstreamErr(t, err); ue.Kind != gengate.Failed {
-		t.Errorf("%v, want failed", ue)
-	}
-}
-
-func TestCheckAfterRestart(t *testing.T) {
-	s := faltest.New(t)
-	cfg := Config{APIKey: s.Key(), BaseURL: s.URL()}
-	job := videoJob("fal-ai/wan-25-preview/text-to-video", map[string]any{"duration": int64(5), "resolution": "720p"})
-	s.Hold()
-	p, err := New(cfg).Submit(context.Background(), job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := New(cfg)
-	if q, err := fresh.Check(context.Background(), job, p.UpstreamID); err != nil || len(q.Outputs) != 0 {
-		t.Fatalf("held: %+v, %v", q, err)
-	}
-	s.Release()
-	q, err := New(cfg).Check(context.Background(), job, p.UpstreamID)
-	if err != nil || len(q.Outputs) != 1 {
-		t.Fatalf("after release: %+v, %v", q, err)
-	}
 }
 
 func TestCancel(t *testing.T) {
@@ -434,4 +302,18 @@ func TestSecrets(t *testing.T) {
 			t.Errorf("error shows the key: %v", err)
 		}
 	}
+}
+
+func TestUpstream(t *testing.T) {
+	wan := videoJob("fal-ai/wan-25-preview/text-to-video", map[string]any{"duration": int64(5), "resolution": "720p"})
+	enginetest.Upstream(t, enginetest.UpstreamCase{
+		NewFake:           func(t *testing.T) enginetest.Fake { return faltest.New(t) },
+		NewEngine:         func(key, url string) gengate.Engine { return New(Config{APIKey: key, BaseURL: url}) },
+		Job:               imageJob("fal-ai/flux/dev", "1:1", 1, "png"),
+		WrongKey:          "fal-wrong-0123456789abcdef",
+		FreshJob:          &wan,
+		FreshRetryAfter:   10 * time.Second,
+		DeleteBeforeCheck: true,
+		HoldCancel:        true,
+	})
 }

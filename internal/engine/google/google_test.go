@@ -21,6 +21,11 @@ import (
 	"github.com/gengate/gengate/internal/engine/google/googletest"
 )
 
+var (
+	run         = enginetest.RunJob
+	upstreamErr = enginetest.UpstreamErr
+)
+
 var ctx = context.Background()
 
 const (
@@ -57,28 +62,6 @@ var pngInput = func() gengate.Input {
 	}
 	return gengate.Input{Data: b.Bytes(), ContentType: "image/png"}
 }()
-
-// run submits job and checks it until it finishes.
-func run(t *testing.T, e *Engine, job gengate.Job) (gengate.Progress, error) {
-	t.Helper()
-	p, err := e.Submit(ctx, job)
-	for i := 0; err == nil && len(p.Outputs) == 0; i++ {
-		if i > 20 {
-			t.Fatal("no outputs after 20 checks")
-		}
-		p, err = e.Check(ctx, job, p.UpstreamID)
-	}
-	return p, err
-}
-
-func upstreamErr(t *testing.T, err error) *gengate.UpstreamError {
-	t.Helper()
-	var ue *gengate.UpstreamError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *UpstreamError", err, err)
-	}
-	return ue
-}
 
 // get walks a decoded JSON body: get(body, "generationConfig", "imageConfig", "aspectRatio").
 func get(v any, path ...any) any {
@@ -236,204 +219,6 @@ var methodJobs = map[string]gengate.Job{
 	"predictLongRunning": videoJob(veo31, map[string]any{"duration": int64(4)}),
 }
 
-func TestSubmitAnswers(t *testing.T) {
-	cases := []struct {
-		status int
-		kind   gengate.UpstreamKind
-		code   string
-		retry  time.Duration
-	}{
-		{429, gengate.Busy, gengate.CodeUpstream, time.Second},
-		{500, gengate.Busy, gengate.CodeUpstream, 0},
-		{503, gengate.Busy, gengate.CodeUpstream, 0},
-		{400, gengate.Refused, gengate.CodeRejectedInput, 0},
-		{401, gengate.Refused, gengate.CodeUpstream, 0},
-		{403, gengate.Refused, gengate.CodeUpstream, 0},
-		{404, gengate.Refused, gengate.CodeUpstream, 0},
-	}
-	for method, job := range methodJobs {
-		for _, tc := range cases {
-			t.Run(method+"/"+http.StatusText(tc.status), func(t *testing.T) {
-				f, e := newEngine(t)
-				f.FailSubmits(tc.status, 1)
-				_, err := e.Submit(ctx, job)
-				ue := upstreamErr(t, err)
-				if ue.Kind != tc.kind || ue.Code != tc.code || ue.Status != tc.status || ue.RetryAfter != tc.retry {
-					t.Fatalf("got %+v", ue)
-				}
-				if f.Submissions() != 0 {
-					t.Fatalf("%d submissions accepted", f.Submissions())
-				}
-				if _, err := run(t, e, job); err != nil {
-					t.Fatalf("the next submit: %v", err)
-				}
-			})
-		}
-	}
-}
-
-func TestWrongOrMissingKey(t *testing.T) {
-	cases := []struct {
-		name, key string
-		status    int
-	}{
-		{"wrong key", "AIzaSyWrongKey-9876543210zyxwvutsrqpo", http.StatusBadRequest},
-		{"no key", "", http.StatusForbidden},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := googletest.New(t)
-			e := New(Config{APIKey: tc.key, BaseURL: f.URL()})
-			for _, job := range methodJobs {
-				_, err := e.Submit(ctx, job)
-				ue := upstreamErr(t, err)
-				if ue.Kind != gengate.Refused || ue.Status != tc.status || ue.Code != gengate.CodeUpstream {
-					t.Fatalf("got %+v", ue)
-				}
-				if tc.key != "" && strings.Contains(err.Error(), tc.key) {
-					t.Fatalf("error shows the key: %v", err)
-				}
-			}
-			if f.Submissions() != 0 {
-				t.Fatal("work was accepted")
-			}
-		})
-	}
-}
-
-func TestPollAnswers(t *testing.T) {
-	for _, status := range []int{429, 500, 503} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
-			f, e := newEngine(t)
-			job := methodJobs["predictLongRunning"]
-			p, err := e.Submit(ctx, job)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.FailPolls(status, 1)
-			_, err = e.Check(ctx, job, p.UpstreamID)
-			if ue := upstreamErr(t, err); ue.Kind != gengate.Busy || ue.Status != status {
-				t.Fatalf("got %+v", ue)
-			}
-			p, err = e.Check(ctx, job, p.UpstreamID)
-			if err != nil || len(p.Outputs) != 1 {
-				t.Fatalf("later check: %v, %d outputs", err, len(p.Outputs))
-			}
-		})
-	}
-}
-
-func TestJobFailures(t *testing.T) {
-	cases := []struct{ reason, code string }{
-		{"error", gengate.CodeUpstream},
-		{"content_policy", gengate.CodeContentPolicy},
-	}
-	for method, job := range methodJobs {
-		for _, tc := range cases {
-			t.Run(method+"/"+tc.reason, func(t *testing.T) {
-				f, e := newEngine(t)
-				f.FailJobs(tc.reason)
-				_, err := run(t, e, job)
-				ue := upstreamErr(t, err)
-				if ue.Kind != gengate.Failed || ue.Code != tc.code || ue.Message == "" {
-					t.Fatalf("got %+v", ue)
-				}
-				if f.Submissions() != 1 {
-					t.Fatalf("%d submissions", f.Submissions())
-				}
-			})
-		}
-	}
-}
-
-func TestResetAfterSubmitIsAmbiguous(t *testing.T) {
-	for method, job := range methodJobs {
-		t.Run(method, func(t *testing.T) {
-			f, e := newEngine(t)
-			f.ResetNextSubmit()
-			_, err := e.Submit(ctx, job)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			var ue *gengate.UpstreamError
-			var ge *gengate.Error
-			if errors.As(err, &ue) || errors.As(err, &ge) {
-				t.Fatalf("error %v is not ambiguous", err)
-			}
-			if f.Submissions() != 1 {
-				t.Fatalf("%d submissions, want 1", f.Submissions())
-			}
-		})
-	}
-}
-
-func TestCheckFromFreshEngine(t *testing.T) {
-	f, e := newEngine(t)
-	f.SetPolls(2)
-	job := videoJob(veo31, map[string]any{"duration": int64(6), "resolution": "720p"})
-	p, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err = New(Config{APIKey: f.Key(), BaseURL: f.URL()}).Check(ctx, job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 0 || p.RetryAfter != videoDelay || p.UpstreamID == "" {
-		t.Fatalf("first check: %+v %v", p, err)
-	}
-	p, err = New(Config{APIKey: f.Key(), BaseURL: f.URL()}).Check(ctx, job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("second check: %+v %v", p, err)
-	}
-}
-
-func TestHoldReleaseAndCancel(t *testing.T) {
-	f, e := newEngine(t)
-	f.Hold()
-	job := methodJobs["predictLongRunning"]
-	a, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if p, err := e.Check(ctx, job, a.UpstreamID); err != nil || len(p.Outputs) != 0 {
-			t.Fatalf("held check: %+v %v", p, err)
-		}
-	}
-	if err := e.Cancel(ctx, job, b.UpstreamID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Check(ctx, job, b.UpstreamID); upstreamErr(t, err).Kind != gengate.Failed {
-		t.Fatalf("cancelled operation: %v", err)
-	}
-	f.Release()
-	if p, err := e.Check(ctx, job, a.UpstreamID); err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("after release: %+v %v", p, err)
-	}
-	if f.Cancels() != 1 {
-		t.Fatalf("%d cancels", f.Cancels())
-	}
-}
-
-func TestDeletedOutputs(t *testing.T) {
-	f, e := newEngine(t)
-	job := methodJobs["predictLongRunning"]
-	p, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Check(ctx, job, p.UpstreamID); err != nil {
-		t.Fatal(err)
-	}
-	f.DeleteOutputs()
-	_, err = e.Check(ctx, job, p.UpstreamID)
-	if ue := upstreamErr(t, err); ue.Kind != gengate.Failed || ue.Code != gengate.CodeUpstream {
-		t.Fatalf("got %+v", ue)
-	}
-}
-
 func TestRouteParams(t *testing.T) {
 	f, e := newEngine(t)
 	job := imageJob(flashImage, "1:1", "png")
@@ -522,20 +307,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := e.Validate(tc.job)
-			if tc.field == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			var ge *gengate.Error
-			if !errors.As(err, &ge) || ge.Code != gengate.EUnsupportedOption {
-				t.Fatalf("got %v, want UNSUPPORTED_MODEL_OPTION", err)
-			}
-			if ge.Fields[0].Field != tc.field || ge.Fields[0].Code != gengate.FieldUnsupported || ge.Fields[0].Message == "" {
-				t.Fatalf("fields %+v, want %s", ge.Fields, tc.field)
-			}
+			enginetest.WantValidate(t, e.Validate(tc.job), tc.field)
 		})
 	}
 }
@@ -730,4 +502,29 @@ func TestMalformedUpstreamID(t *testing.T) {
 			t.Errorf("%q: got %v", id, err)
 		}
 	}
+}
+
+func TestUpstream(t *testing.T) {
+	veo := videoJob(veo31, map[string]any{"duration": int64(6), "resolution": "720p"})
+	enginetest.Upstream(t, enginetest.UpstreamCase{
+		NewFake:   func(t *testing.T) enginetest.Fake { return googletest.New(t) },
+		NewEngine: func(key, url string) gengate.Engine { return New(Config{APIKey: key, BaseURL: url}) },
+		Job:       methodJobs["predictLongRunning"],
+		Sync: []enginetest.Case{
+			{Name: "generateContent", Job: methodJobs["generateContent"]},
+			{Name: "predict", Job: methodJobs["predict"]},
+		},
+		Refusals: []enginetest.Answer{
+			{Status: 400, Code: gengate.CodeRejectedInput},
+			{Status: 401, Code: gengate.CodeUpstream},
+			{Status: 403, Code: gengate.CodeUpstream},
+			{Status: 404, Code: gengate.CodeUpstream},
+		},
+		WrongKey:        "AIzaSyWrongKey-9876543210zyxwvutsrqpo",
+		WrongKeyStatus:  http.StatusBadRequest,
+		NoKeyStatus:     http.StatusForbidden,
+		FreshJob:        &veo,
+		FreshRetryAfter: videoDelay,
+		HoldCancel:      true,
+	})
 }

@@ -19,6 +19,11 @@ import (
 	"github.com/gengate/gengate/internal/engine/openai/openaitest"
 )
 
+var (
+	run         = enginetest.RunJob
+	upstreamErr = enginetest.UpstreamErr
+)
+
 func newFake(t *testing.T) (*Engine, *openaitest.Server) {
 	t.Helper()
 	srv := openaitest.New(t)
@@ -46,38 +51,6 @@ func pngBytes(t *testing.T, w, h int) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-// run submits job and checks until it is done.
-func run(t *testing.T, e *Engine, job gengate.Job) (gengate.Progress, error) {
-	t.Helper()
-	ctx := context.Background()
-	p, err := e.Submit(ctx, job)
-	for i := 0; err == nil && len(p.Outputs) == 0; i++ {
-		if i > 20 {
-			t.Fatal("no outputs after 20 checks")
-		}
-		p, err = e.Check(ctx, job, p.UpstreamID)
-	}
-	return p, err
-}
-
-func upstreamErr(t *testing.T, err error) *gengate.UpstreamError {
-	t.Helper()
-	var ue *gengate.UpstreamError
-	if !errors.As(err, &ue) {
-		t.Fatalf("want an *UpstreamError, got %T %v", err, err)
-	}
-	return ue
-}
-
-func noSecret(t *testing.T, err error, secrets ...string) {
-	t.Helper()
-	for _, s := range secrets {
-		if err != nil && strings.Contains(err.Error(), s) {
-			t.Fatalf("error text holds a secret: %v", err)
-		}
-	}
 }
 
 func TestConformance(t *testing.T) {
@@ -175,69 +148,7 @@ func TestVideoSuccess(t *testing.T) {
 	}
 }
 
-func TestSubmitBusy(t *testing.T) {
-	for _, status := range []int{429, 500, 502, 503} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
-			e, srv := newFake(t)
-			for _, job := range []gengate.Job{imageJob("gpt-image-2", "1:1", 1, "png"), videoJob("16:9", 4)} {
-				srv.FailSubmits(status, 1)
-				_, err := e.Submit(context.Background(), job)
-				ue := upstreamErr(t, err)
-				if ue.Kind != gengate.Busy || ue.Status != status {
-					t.Fatalf("%s: got %+v", job.Type, ue)
-				}
-				if status == 429 && ue.RetryAfter != time.Second {
-					t.Errorf("RetryAfter %v, want 1s", ue.RetryAfter)
-				}
-				if srv.Submissions() != 0 {
-					t.Fatalf("%d submissions after a failed submit", srv.Submissions())
-				}
-			}
-			if _, err := run(t, e, imageJob("gpt-image-2", "1:1", 1, "png")); err != nil {
-				t.Fatalf("after the failures: %v", err)
-			}
-		})
-	}
-}
-
-func TestPollBusy(t *testing.T) {
-	for _, status := range []int{429, 500, 503} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
-			e, srv := newFake(t)
-			job := videoJob("16:9", 4)
-			p, err := e.Submit(context.Background(), job)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv.FailPolls(status, 2)
-			for i := 0; i < 2; i++ {
-				_, err := e.Check(context.Background(), job, p.UpstreamID)
-				if ue := upstreamErr(t, err); ue.Kind != gengate.Busy {
-					t.Fatalf("got %+v", ue)
-				}
-			}
-			p, err = e.Check(context.Background(), job, p.UpstreamID)
-			if err != nil || len(p.Outputs) != 1 {
-				t.Fatalf("after the failures: %+v %v", p, err)
-			}
-		})
-	}
-}
-
 func TestSubmitRefused(t *testing.T) {
-	t.Run("wrong key", func(t *testing.T) {
-		srv := openaitest.New(t)
-		const wrong = "sk-wrong-key-0123456789"
-		e := New(Config{APIKey: wrong, BaseURL: srv.URL()})
-		for _, job := range []gengate.Job{imageJob("gpt-image-2", "1:1", 1, "png"), videoJob("16:9", 4)} {
-			_, err := e.Submit(context.Background(), job)
-			ue := upstreamErr(t, err)
-			if ue.Kind != gengate.Refused || ue.Status != 401 || ue.Code != gengate.CodeUpstream {
-				t.Fatalf("got %+v", ue)
-			}
-			noSecret(t, err, wrong)
-		}
-	})
 	t.Run("rejected input", func(t *testing.T) {
 		e, srv := newFake(t)
 		job := imageJob("gpt-image-2", "1:1", 1, "png")
@@ -264,53 +175,6 @@ func TestSubmitRefused(t *testing.T) {
 			t.Fatalf("got %+v", ue)
 		}
 	})
-}
-
-func TestJobFailures(t *testing.T) {
-	cases := []struct {
-		reason string
-		job    gengate.Job
-		code   string
-	}{
-		{"error", imageJob("gpt-image-2", "1:1", 1, "png"), gengate.CodeUpstream},
-		{"content_policy", imageJob("gpt-image-2", "1:1", 1, "png"), gengate.CodeContentPolicy},
-		{"error", videoJob("16:9", 4), gengate.CodeUpstream},
-		{"content_policy", videoJob("16:9", 4), gengate.CodeContentPolicy},
-	}
-	for _, tc := range cases {
-		t.Run(tc.job.Type+" "+tc.reason, func(t *testing.T) {
-			e, srv := newFake(t)
-			srv.FailJobs(tc.reason)
-			_, err := run(t, e, tc.job)
-			ue := upstreamErr(t, err)
-			if ue.Kind != gengate.Failed || ue.Code != tc.code {
-				t.Fatalf("got %+v", ue)
-			}
-			noSecret(t, err, srv.Key())
-		})
-	}
-}
-
-func TestConnectionReset(t *testing.T) {
-	for _, job := range []gengate.Job{imageJob("gpt-image-2", "1:1", 1, "png"), videoJob("16:9", 4)} {
-		t.Run(job.Type, func(t *testing.T) {
-			e, srv := newFake(t)
-			srv.ResetNextSubmit()
-			_, err := e.Submit(context.Background(), job)
-			var ue *gengate.UpstreamError
-			if err == nil || errors.As(err, &ue) {
-				t.Fatalf("want an ambiguous error, got %v", err)
-			}
-			var ge *gengate.Error
-			if errors.As(err, &ge) {
-				t.Fatalf("want an ambiguous error, got a definite %v", err)
-			}
-			if srv.Submissions() != 1 {
-				t.Fatalf("%d submissions", srv.Submissions())
-			}
-			noSecret(t, err, srv.Key())
-		})
-	}
 }
 
 func TestValidate(t *testing.T) {
@@ -439,21 +303,6 @@ func TestInputImage(t *testing.T) {
 	})
 }
 
-func TestCheckFromFreshEngine(t *testing.T) {
-	srv := openaitest.New(t)
-	cfg := Config{APIKey: srv.Key(), BaseURL: srv.URL()}
-	job := videoJob("16:9", 4)
-	p, err := New(cfg).Submit(context.Background(), job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A new process: a new Engine with the same configuration.
-	p, err = New(cfg).Check(context.Background(), job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("%+v %v", p, err)
-	}
-}
-
 func TestHold(t *testing.T) {
 	e, srv := newFake(t)
 	srv.Hold()
@@ -488,19 +337,6 @@ func TestHold(t *testing.T) {
 }
 
 func TestOutputsGone(t *testing.T) {
-	t.Run("video", func(t *testing.T) {
-		e, srv := newFake(t)
-		job := videoJob("16:9", 4)
-		p, err := e.Submit(context.Background(), job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.DeleteOutputs()
-		_, err = e.Check(context.Background(), job, p.UpstreamID)
-		if ue := upstreamErr(t, err); ue.Kind != gengate.Failed {
-			t.Fatalf("got %+v", ue)
-		}
-	})
 	t.Run("video expired", func(t *testing.T) {
 		e, _ := newFake(t)
 		e.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
@@ -616,4 +452,16 @@ func str(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
+}
+
+func TestUpstream(t *testing.T) {
+	enginetest.Upstream(t, enginetest.UpstreamCase{
+		NewFake:           func(t *testing.T) enginetest.Fake { return openaitest.New(t) },
+		NewEngine:         func(key, url string) gengate.Engine { return New(Config{APIKey: key, BaseURL: url}) },
+		Job:               videoJob("16:9", 4),
+		Sync:              []enginetest.Case{{Name: "image", Job: imageJob("gpt-image-2", "1:1", 1, "png")}},
+		WrongKey:          "sk-wrong-key-0123456789",
+		FreshRetryAfter:   10 * time.Second,
+		DeleteBeforeCheck: true,
+	})
 }

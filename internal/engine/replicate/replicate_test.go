@@ -19,6 +19,8 @@ import (
 	"github.com/gengate/gengate/internal/engine/replicate/replicatetest"
 )
 
+var run = enginetest.RunJob
+
 var ctx = context.Background()
 
 func newEngine(t *testing.T) (*replicatetest.Server, *Engine) {
@@ -47,28 +49,6 @@ var pngInput = func() gengate.Input {
 	}
 	return gengate.Input{Data: b.Bytes(), ContentType: "image/png"}
 }()
-
-// run submits job and checks it until it finishes.
-func run(t *testing.T, e *Engine, job gengate.Job) (gengate.Progress, error) {
-	t.Helper()
-	p, err := e.Submit(ctx, job)
-	for i := 0; err == nil && len(p.Outputs) == 0; i++ {
-		if i > 20 {
-			t.Fatal("no outputs after 20 checks")
-		}
-		p, err = e.Check(ctx, job, p.UpstreamID)
-	}
-	return p, err
-}
-
-func upstreamErr(t *testing.T, err error) *gengate.UpstreamError {
-	t.Helper()
-	var ue *gengate.UpstreamError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *UpstreamError", err, err)
-	}
-	return ue
-}
 
 func TestImageSuccess(t *testing.T) {
 	f, e := newEngine(t)
@@ -165,181 +145,6 @@ func TestVersionedRoute(t *testing.T) {
 	}
 	if in := body["input"].(map[string]any); in["lora_scale"] != 0.8 || in["aspect_ratio"] != "1:1" {
 		t.Errorf("input %v", in)
-	}
-}
-
-func TestSubmitAnswers(t *testing.T) {
-	cases := []struct {
-		name   string
-		status int
-		kind   gengate.UpstreamKind
-		code   string
-		retry  time.Duration
-	}{
-		{"rate limited", 429, gengate.Busy, gengate.CodeUpstream, time.Second},
-		{"server error", 500, gengate.Busy, gengate.CodeUpstream, 0},
-		{"unavailable", 503, gengate.Busy, gengate.CodeUpstream, 0},
-		{"invalid input", 422, gengate.Refused, gengate.CodeRejectedInput, 0},
-		{"forbidden", 403, gengate.Refused, gengate.CodeUpstream, 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f, e := newEngine(t)
-			f.FailSubmits(tc.status, 1)
-			_, err := e.Submit(ctx, imageJob("black-forest-labs/flux-schnell", "1:1", "png", 1))
-			ue := upstreamErr(t, err)
-			if ue.Kind != tc.kind || ue.Code != tc.code || ue.Status != tc.status || ue.RetryAfter != tc.retry {
-				t.Fatalf("got %+v", ue)
-			}
-			if f.Submissions() != 0 {
-				t.Fatalf("%d predictions created", f.Submissions())
-			}
-			if _, err := run(t, e, imageJob("black-forest-labs/flux-schnell", "1:1", "png", 1)); err != nil {
-				t.Fatalf("the next submit: %v", err)
-			}
-		})
-	}
-}
-
-func TestSubmitUnauthorized(t *testing.T) {
-	f := replicatetest.New(t)
-	const wrong = "r8_wrongToken9876543210"
-	e := New(Config{APIKey: wrong, BaseURL: f.URL()})
-	_, err := e.Submit(ctx, imageJob("black-forest-labs/flux-schnell", "1:1", "png", 1))
-	ue := upstreamErr(t, err)
-	if ue.Kind != gengate.Refused || ue.Status != http.StatusUnauthorized || ue.Code != gengate.CodeUpstream {
-		t.Fatalf("got %+v", ue)
-	}
-	if strings.Contains(err.Error(), wrong) {
-		t.Fatalf("error shows the key: %v", err)
-	}
-	if f.Submissions() != 0 {
-		t.Fatal("a prediction was created")
-	}
-}
-
-func TestPollAnswers(t *testing.T) {
-	for _, status := range []int{429, 500, 503} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
-			f, e := newEngine(t)
-			job := imageJob("black-forest-labs/flux-schnell", "1:1", "png", 1)
-			p, err := e.Submit(ctx, job)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.FailPolls(status, 1)
-			_, err = e.Check(ctx, job, p.UpstreamID)
-			if ue := upstreamErr(t, err); ue.Kind != gengate.Busy || ue.Status != status {
-				t.Fatalf("got %+v", ue)
-			}
-			p, err = e.Check(ctx, job, p.UpstreamID)
-			if err != nil || len(p.Outputs) != 1 {
-				t.Fatalf("later check: %v, %d outputs", err, len(p.Outputs))
-			}
-		})
-	}
-}
-
-func TestPredictionFailures(t *testing.T) {
-	cases := []struct{ reason, code string }{
-		{"error", gengate.CodeUpstream},
-		{"content_policy", gengate.CodeContentPolicy},
-	}
-	for _, tc := range cases {
-		t.Run(tc.reason, func(t *testing.T) {
-			f, e := newEngine(t)
-			f.FailJobs(tc.reason)
-			_, err := run(t, e, imageJob("black-forest-labs/flux-dev", "1:1", "png", 1))
-			ue := upstreamErr(t, err)
-			if ue.Kind != gengate.Failed || ue.Code != tc.code || ue.Message == "" {
-				t.Fatalf("got %+v", ue)
-			}
-		})
-	}
-}
-
-func TestResetAfterSubmitIsAmbiguous(t *testing.T) {
-	f, e := newEngine(t)
-	f.ResetNextSubmit()
-	_, err := e.Submit(ctx, imageJob("black-forest-labs/flux-dev", "1:1", "png", 1))
-	if err == nil {
-		t.Fatal("no error")
-	}
-	var ue *gengate.UpstreamError
-	var ge *gengate.Error
-	if errors.As(err, &ue) || errors.As(err, &ge) {
-		t.Fatalf("error %v is not ambiguous", err)
-	}
-	if f.Submissions() != 1 {
-		t.Fatalf("%d submissions, want 1", f.Submissions())
-	}
-}
-
-func TestCheckFromFreshEngine(t *testing.T) {
-	f, e := newEngine(t)
-	f.SetPolls(2)
-	job := videoJob("google/veo-3.1", map[string]any{"duration": int64(4), "resolution": "720p", "generateAudio": false})
-	p, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := New(Config{APIKey: f.Key(), BaseURL: f.URL()})
-	p, err = fresh.Check(ctx, job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 0 || p.RetryAfter != videoDelay || p.UpstreamID == "" {
-		t.Fatalf("first check: %+v %v", p, err)
-	}
-	p, err = New(Config{APIKey: f.Key(), BaseURL: f.URL()}).Check(ctx, job, p.UpstreamID)
-	if err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("second check: %+v %v", p, err)
-	}
-}
-
-func TestHoldReleaseAndCancel(t *testing.T) {
-	f, e := newEngine(t)
-	f.Hold()
-	job := imageJob("google/nano-banana", "1:1", "png", 1)
-	a, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if p, err := e.Check(ctx, job, a.UpstreamID); err != nil || len(p.Outputs) != 0 {
-			t.Fatalf("held check: %+v %v", p, err)
-		}
-	}
-	if err := e.Cancel(ctx, job, b.UpstreamID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Check(ctx, job, b.UpstreamID); upstreamErr(t, err).Kind != gengate.Failed {
-		t.Fatalf("canceled prediction: %v", err)
-	}
-	f.Release()
-	if p, err := e.Check(ctx, job, a.UpstreamID); err != nil || len(p.Outputs) != 1 {
-		t.Fatalf("after release: %+v %v", p, err)
-	}
-	if f.Cancels() != 1 {
-		t.Fatalf("%d cancels", f.Cancels())
-	}
-}
-
-func TestDeletedOutputs(t *testing.T) {
-	f, e := newEngine(t)
-	job := imageJob("black-forest-labs/flux-dev", "1:1", "png", 1)
-	p, err := e.Submit(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Check(ctx, job, p.UpstreamID); err != nil {
-		t.Fatal(err)
-	}
-	f.DeleteOutputs()
-	_, err = e.Check(ctx, job, p.UpstreamID)
-	if ue := upstreamErr(t, err); ue.Kind != gengate.Failed || ue.Code != gengate.CodeUpstream {
-		t.Fatalf("got %+v", ue)
 	}
 }
 
@@ -444,20 +249,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := e.Validate(tc.job)
-			if tc.field == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			var ge *gengate.Error
-			if !errors.As(err, &ge) || ge.Code != gengate.EUnsupportedOption {
-				t.Fatalf("got %v, want UNSUPPORTED_MODEL_OPTION", err)
-			}
-			if ge.Fields[0].Field != tc.field || ge.Fields[0].Code != gengate.FieldUnsupported || ge.Fields[0].Message == "" {
-				t.Fatalf("fields %+v, want %s", ge.Fields, tc.field)
-			}
+			enginetest.WantValidate(t, e.Validate(tc.job), tc.field)
 		})
 	}
 }
@@ -552,3 +344,21 @@ func TestMalformedUpstreamID(t *testing.T) {
 }
 
 func pngEncode(w io.Writer, img image.Image) error { return png.Encode(w, img) }
+
+func TestUpstream(t *testing.T) {
+	veo := videoJob("google/veo-3.1", map[string]any{"duration": int64(4), "resolution": "720p", "generateAudio": false})
+	enginetest.Upstream(t, enginetest.UpstreamCase{
+		NewFake:   func(t *testing.T) enginetest.Fake { return replicatetest.New(t) },
+		NewEngine: func(key, url string) gengate.Engine { return New(Config{APIKey: key, BaseURL: url}) },
+		Job:       imageJob("black-forest-labs/flux-schnell", "1:1", "png", 1),
+		Refusals: []enginetest.Answer{
+			{Status: 422, Code: gengate.CodeRejectedInput},
+			{Status: 403, Code: gengate.CodeUpstream},
+		},
+		WrongKey:          "r8_wrongToken9876543210",
+		FreshJob:          &veo,
+		FreshRetryAfter:   videoDelay,
+		HoldCancel:        true,
+		DeleteBeforeCheck: true,
+	})
+}
