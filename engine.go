@@ -73,9 +73,11 @@ type Job struct {
 	AspectRatio  string
 	NumOutputs   int
 	OutputFormat string
-	// Options holds the model's other validated options with their defaults
-	// filled in (duration, resolution, scale, quality, ...), keyed by their
-	// API names. Values are string, int64, float64 or bool.
+	// Options holds every validated option of the task with its default
+	// filled in, keyed by its API name: aspectRatio, numOutputs and
+	// outputFormat (also given in the fields above) and the model's others
+	// (duration, resolution, scale, quality, ...). Values are string,
+	// int64, float64 or bool.
 	Options map[string]any
 	// Inputs holds the input files by their API field name ("imageUrl",
 	// "mask", "inputs.videoUrl", ...).
