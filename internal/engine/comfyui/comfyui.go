@@ -43,16 +43,10 @@ var (
 	_ gengate.Canceler  = (*Engine)(nil)
 )
 
-// Config configures the engine.
-type Config struct {
-	// APIKey, when set, is sent as "Authorization: Bearer <key>", for
-	// servers behind an authenticating proxy. ComfyUI itself has none.
-	APIKey string
-	// BaseURL is the server (COMFYUI_URL); it defaults to DefaultBaseURL.
-	BaseURL string
-	// HTTP defaults to a client with connect and header timeouts.
-	HTTP *http.Client
-}
+// Config configures the engine: BaseURL is the server (COMFYUI_URL,
+// default DefaultBaseURL); APIKey, when set, is sent as a bearer token for
+// servers behind an authenticating proxy (ComfyUI itself has none).
+type Config = upstream.Config
 
 // Engine runs jobs on a ComfyUI server. It keeps no state between calls.
 type Engine struct {
@@ -61,24 +55,7 @@ type Engine struct {
 
 // New returns a ComfyUI engine.
 func New(cfg Config) *Engine {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTP == nil {
-		cfg.HTTP = upstream.NewHTTPClient()
-	}
-	key := cfg.APIKey
-	c := &upstream.Client{
-		Name:    "comfyui",
-		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		HTTP:    cfg.HTTP,
-		Explain: explain,
-	}
-	if key != "" {
-		c.Auth = func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }
-		c.Secrets = []string{key}
-	}
-	return &Engine{client: c}
+	return &Engine{client: upstream.NewClient("comfyui", cfg, DefaultBaseURL, "Authorization", "Bearer ", explain)}
 }
 
 // Name returns "comfyui".

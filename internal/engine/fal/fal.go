@@ -32,16 +32,9 @@ var (
 	_ gengate.Canceler  = (*Engine)(nil)
 )
 
-// Config configures the engine.
-type Config struct {
-	// APIKey is the fal key (FAL_KEY), sent as "Authorization: Key <key>".
-	APIKey string
-	// BaseURL defaults to DefaultBaseURL.
-	BaseURL string
-	// HTTP defaults to a client with connection timeouts; each call has its
-	// own deadline (upstream.SubmitTimeout, PollTimeout, DownloadTimeout).
-	HTTP *http.Client
-}
+// Config configures the engine: APIKey is the fal key (FAL_KEY), sent as
+// "Authorization: Key <key>"; BaseURL defaults to DefaultBaseURL.
+type Config = upstream.Config
 
 // Engine runs jobs on fal's queue API. It keeps nothing between calls:
 // the upstream id names the endpoint and request, so any Engine value (a
@@ -52,21 +45,7 @@ type Engine struct {
 
 // New returns a fal engine.
 func New(cfg Config) *Engine {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTP == nil {
-		cfg.HTTP = upstream.NewHTTPClient()
-	}
-	key := cfg.APIKey
-	return &Engine{client: &upstream.Client{
-		Name:    "fal",
-		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		HTTP:    cfg.HTTP,
-		Auth:    func(r *http.Request) { r.Header.Set("Authorization", "Key "+key) },
-		Secrets: []string{key},
-		Explain: explain,
-	}}
+	return &Engine{client: upstream.NewClient("fal", cfg, DefaultBaseURL, "Authorization", "Key ", explain)}
 }
 
 // Name returns "fal".

@@ -36,16 +36,10 @@ var (
 	_ gengate.Canceler  = (*Engine)(nil)
 )
 
-// Config configures the engine.
-type Config struct {
-	// APIKey is the Gemini API key (GEMINI_API_KEY), sent as
-	// x-goog-api-key.
-	APIKey string
-	// BaseURL defaults to DefaultBaseURL.
-	BaseURL string
-	// HTTP defaults to a client with connect and header timeouts.
-	HTTP *http.Client
-}
+// Config configures the engine: APIKey is the Gemini API key
+// (GEMINI_API_KEY), sent as x-goog-api-key; BaseURL defaults to
+// DefaultBaseURL.
+type Config = upstream.Config
 
 // Engine runs jobs on the Gemini API. It keeps no state between calls.
 type Engine struct {
@@ -54,21 +48,7 @@ type Engine struct {
 
 // New returns a Google engine.
 func New(cfg Config) *Engine {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTP == nil {
-		cfg.HTTP = upstream.NewHTTPClient()
-	}
-	key := cfg.APIKey
-	return &Engine{client: &upstream.Client{
-		Name:    "google",
-		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		HTTP:    cfg.HTTP,
-		Auth:    func(r *http.Request) { r.Header.Set("x-goog-api-key", key) },
-		Secrets: []string{key},
-		Explain: explain,
-	}}
+	return &Engine{client: upstream.NewClient("google", cfg, DefaultBaseURL, "x-goog-api-key", "", explain)}
 }
 
 // Name returns "google".

@@ -40,16 +40,10 @@ var (
 	_ gengate.Canceler  = (*Engine)(nil)
 )
 
-// Config configures an engine.
-type Config struct {
-	// APIKey is sent as a bearer token; compatible servers may need none.
-	APIKey string
-	// BaseURL is the API's root ("https://api.openai.com/v1", the default
-	// for New). NewCompatible needs one.
-	BaseURL string
-	// HTTP is the client for every call; nil is one with sane timeouts.
-	HTTP *http.Client
-}
+// Config configures an engine: APIKey is sent as a bearer token
+// (compatible servers may need none); BaseURL defaults to DefaultBaseURL
+// for New and is required by NewCompatible.
+type Config = upstream.Config
 
 // Engine runs image and video jobs on OpenAI, or image jobs on a server
 // that speaks OpenAI's Images API. It keeps nothing between calls: Check
@@ -63,10 +57,7 @@ type Engine struct {
 
 // New returns the engine for OpenAI itself, named "openai".
 func New(cfg Config) *Engine {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	return newEngine("openai", false, cfg)
+	return newEngine("openai", false, cfg, DefaultBaseURL)
 }
 
 // NewCompatible returns an engine named name for a server that speaks
@@ -74,19 +65,11 @@ func New(cfg Config) *Engine {
 // submit is refused). Such servers may answer with `url` items instead of
 // `b64_json`; both are handled.
 func NewCompatible(name string, cfg Config) *Engine {
-	return newEngine(name, true, cfg)
+	return newEngine(name, true, cfg, "")
 }
 
-func newEngine(name string, compatible bool, cfg Config) *Engine {
-	if cfg.HTTP == nil {
-		cfg.HTTP = upstream.NewHTTPClient()
-	}
-	key := cfg.APIKey
-	c := &upstream.Client{Name: name, BaseURL: cfg.BaseURL, HTTP: cfg.HTTP, Explain: explain}
-	if key != "" {
-		c.Auth = func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }
-		c.Secrets = []string{key}
-	}
+func newEngine(name string, compatible bool, cfg Config, def string) *Engine {
+	c := upstream.NewClient(name, cfg, def, "Authorization", "Bearer ", explain)
 	return &Engine{name: name, compatible: compatible, client: c, now: time.Now}
 }
 

@@ -60,15 +60,10 @@ var (
 	_ gengate.Canceler  = (*Engine)(nil)
 )
 
-// Config configures the engine.
-type Config struct {
-	// APIKey is the Replicate API token (REPLICATE_API_TOKEN).
-	APIKey string
-	// BaseURL defaults to DefaultBaseURL.
-	BaseURL string
-	// HTTP defaults to a client with connect and header timeouts.
-	HTTP *http.Client
-}
+// Config configures the engine: APIKey is the Replicate API token
+// (REPLICATE_API_TOKEN), sent as a bearer token; BaseURL defaults to
+// DefaultBaseURL.
+type Config = upstream.Config
 
 // Engine runs jobs on Replicate. It keeps no state between calls.
 type Engine struct {
@@ -77,21 +72,7 @@ type Engine struct {
 
 // New returns a Replicate engine.
 func New(cfg Config) *Engine {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTP == nil {
-		cfg.HTTP = upstream.NewHTTPClient()
-	}
-	key := cfg.APIKey
-	return &Engine{client: &upstream.Client{
-		Name:    "replicate",
-		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		HTTP:    cfg.HTTP,
-		Auth:    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) },
-		Secrets: []string{key},
-		Explain: explain,
-	}}
+	return &Engine{client: upstream.NewClient("replicate", cfg, DefaultBaseURL, "Authorization", "Bearer ", explain)}
 }
 
 // Name returns "replicate".

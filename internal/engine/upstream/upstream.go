@@ -468,3 +468,32 @@ func NewHTTPClient() *http.Client {
 		ForceAttemptHTTP2:   true,
 	}}
 }
+
+// Config is what every provider engine is configured with.
+type Config struct {
+	// APIKey is the provider's credential; empty sends none.
+	APIKey string
+	// BaseURL replaces the provider's real one (mirrors, self-hosted
+	// servers, tests).
+	BaseURL string
+	// HTTP is the client for every call; nil is NewHTTPClient().
+	HTTP *http.Client
+}
+
+// NewClient builds a provider engine's client from cfg: its base URL (def
+// when cfg has none), its HTTP client, and its key, sent on every request
+// as header: prefix+key when set, and removed from every message.
+func NewClient(name string, cfg Config, def, header, prefix string, explain func(status int, body []byte) (code, message string)) *Client {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = def
+	}
+	if cfg.HTTP == nil {
+		cfg.HTTP = NewHTTPClient()
+	}
+	c := &Client{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), HTTP: cfg.HTTP, Explain: explain}
+	if key := cfg.APIKey; key != "" {
+		c.Auth = func(r *http.Request) { r.Header.Set(header, prefix+key) }
+		c.Secrets = []string{key}
+	}
+	return c
+}
