@@ -450,3 +450,23 @@ func WantValidate(t *testing.T, err error, field string) {
 		t.Fatalf("fields %+v, want %s", ge.Fields, field)
 	}
 }
+
+// WithOptions returns j with exactly the options given as name, value
+// pairs (Validate tables).
+func WithOptions(j gengate.Job, kv ...any) gengate.Job {
+	j.Options = map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		j.Options[kv[i].(string)] = kv[i+1]
+	}
+	return j
+}
+
+// WithInputNames returns j with the named inputs present but empty, as
+// Validate sees them before the inputs are fetched.
+func WithInputNames(j gengate.Job, names ...string) gengate.Job {
+	j.Inputs = map[string]gengate.Input{}
+	for _, n := range names {
+		j.Inputs[n] = gengate.Input{}
+	}
+	return j
+}

@@ -255,13 +255,7 @@ func TestValidate(t *testing.T) {
 		}
 		return j
 	}
-	named := func(j gengate.Job, names ...string) gengate.Job {
-		j.Inputs = map[string]gengate.Input{}
-		for _, n := range names {
-			j.Inputs[n] = gengate.Input{} // names only, as before fetching
-		}
-		return j
-	}
+	named := enginetest.WithInputNames
 	outputs := func(j gengate.Job, n int) gengate.Job { j.NumOutputs = n; return j }
 	cases := []struct {
 		name  string

@@ -196,20 +196,8 @@ func TestInputForms(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	e := New(Config{APIKey: "k"})
-	withOpts := func(j gengate.Job, kv ...any) gengate.Job {
-		j.Options = map[string]any{}
-		for i := 0; i < len(kv); i += 2 {
-			j.Options[kv[i].(string)] = kv[i+1]
-		}
-		return j
-	}
-	named := func(j gengate.Job, names ...string) gengate.Job {
-		j.Inputs = map[string]gengate.Input{}
-		for _, n := range names {
-			j.Inputs[n] = gengate.Input{} // names only, as before fetching
-		}
-		return j
-	}
+	withOpts := enginetest.WithOptions
+	named := enginetest.WithInputNames
 	noAspect := func(j gengate.Job) gengate.Job { j.AspectRatio = ""; return j }
 	cases := []struct {
 		name  string
