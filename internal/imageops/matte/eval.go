@@ -257,6 +257,11 @@ func Evaluate(dataDir, picDir string) ([]imageops.Result, error) {
 		{Model: "remove-bg", Metric: "GrabCut-50 speed", Value: s.SecsPerMP, Unit: "s/MP",
 			Peer: "cv2.grabCut 5.5", Target: "< 3", Pass: s.SecsPerMP < 3},
 	}
+	studio, err := studioRows(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, studio...)
 	// synthetic product shots: object on plain / textured gradient backdrop,
 	// with and without a soft drop shadow (shadow strength up to 0.6)
 	synMin := 2.0

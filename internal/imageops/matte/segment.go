@@ -19,6 +19,7 @@ type params struct {
 	centerSigma float64 // centre prior width (fraction of the diagonal); 0 disables
 	shadowPen   float64 // unary cost (nats) of foreground on a detected cast shadow; 0 disables
 	sideOutlier float64 // a border side this many nats less likely than the others loses the frame penalty; 0 disables
+	plainWeight float64 // unary weight (nats) of the backdrop model on a plain backdrop; 0 disables the plain mode
 }
 
 var defaultParams = params{
@@ -34,6 +35,7 @@ var defaultParams = params{
 	centerSigma: 0.6,
 	shadowPen:   4.0,
 	sideOutlier: 10.0,
+	plainWeight: 4.0,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.
@@ -230,7 +232,17 @@ func segment(im *workImage, p params, h hint) []bool {
 	// stay background seeds for the saliency, but foreground there pays
 	// no frame penalty.
 	penFrame := frame
-	if h == nil && p.sideOutlier > 0 {
+	var plain *plainBackdrop
+	if h == nil && p.plainWeight > 0 {
+		plain = analysePlain(im, frame)
+	}
+	if plain != nil {
+		// the frame pays the penalty only where the backdrop explains it
+		penFrame = make([]bool, n)
+		for i := range penFrame {
+			penFrame[i] = frame[i] && plain.off[i] < 0.5
+		}
+	} else if h == nil && p.sideOutlier > 0 {
 		d := sideOutlier(im, p.frame, p.comps)
 		for s := 0; s < 4; s++ {
 			if d[s] > p.sideOutlier {
@@ -244,10 +256,28 @@ func segment(im *workImage, p params, h hint) []bool {
 		}
 	}
 	var sal, shadow []float32
-	if h == nil && p.shadowPen > 0 {
+	if plain != nil && p.shadowPen > 0 {
+		shadow = shadowScores(im, plain.model)
+		if shadow != nil {
+			softShadows(im, plain.model, shadow, plain.off)
+			needCaster(shadow, plain.off, w, hh)
+		}
+	} else if h == nil && p.shadowPen > 0 {
 		shadow = shadowMap(im, frame)
 	}
-	if h == nil {
+	salWeight := p.salWeight
+	if plain != nil {
+		// on a plain backdrop the object is what the backdrop model does
+		// not explain, less what is a soft shadow
+		salWeight = p.plainWeight
+		sal = make([]float32, n)
+		for i := range sal {
+			sal[i] = plain.off[i]
+			if shadow != nil {
+				sal[i] *= 1 - shadow[i]
+			}
+		}
+	} else if h == nil {
 		mbd := mbdSaliency(im)
 		col := colourSaliency(im, frame, p.comps)
 		sal = make([]float32, n)
@@ -280,9 +310,13 @@ func segment(im *workImage, p params, h hint) []bool {
 		if t > 0.6 {
 			t = 0.6
 		}
+		seedFrame := frame
+		if plain != nil {
+			t, seedFrame = 0.5, penFrame
+		}
 		any := false
 		for i := range fg {
-			fg[i] = sal[i] > t && !frame[i]
+			fg[i] = sal[i] > t && !seedFrame[i]
 			any = any || fg[i]
 		}
 		if !any { // nothing salient: seed the centre
@@ -360,8 +394,8 @@ func segment(im *workImage, p params, h hint) []bool {
 				dbg[i] = bgm.negLog(z)
 				if sal != nil {
 					s := float64(sal[i])
-					dfg[i] += p.salWeight * (1 - s)
-					dbg[i] += p.salWeight * s
+					dfg[i] += salWeight * (1 - s)
+					dbg[i] += salWeight * s
 				}
 				if penFrame[i] {
 					dfg[i] += p.framePen

@@ -33,6 +33,12 @@ func shadowMap(im *workImage, frame []bool) []float32 {
 	if bd == nil || bd.resid > shadowMaxResid {
 		return nil
 	}
+	return shadowScores(im, bd)
+}
+
+// shadowScores returns the shadow score of every work pixel against the
+// backdrop model bd, or nil when no pixel scores.
+func shadowScores(im *workImage, bd *backdrop) []float32 {
 	w, h := im.w, im.h
 	model := func(x, y int, c int) float64 { return bd.at(x, y, c) }
 	out := make([]float32, w*h)
@@ -96,8 +102,9 @@ func (b *backdrop) at(x, y, c int) float64 {
 	return v
 }
 
-// fitBackdrop fits the backdrop model to the frame pixels; nil when the
-// frame is too small or the system is singular.
+// fitBackdrop fits the backdrop model by least squares to the pixels
+// marked in frame; resid is their RGB RMS around it. It returns nil when
+// too few pixels are marked or the system is singular.
 func fitBackdrop(im *workImage, frame []bool) *backdrop {
 	const nf = backdropFeats
 	w, h := im.w, im.h

@@ -21,6 +21,35 @@ func TestTune(t *testing.T) {
 	if !ok {
 		t.Skip("evaluation data not found at ../shared/data")
 	}
+	p := tuneParams(t)
+	res, err := evalGrabCut(dir, p, mode == "box", nil, os.Getenv("GENGATE_MATTE_PICS"), picSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(res, func(a, b int) bool { return res[a].IoU < res[b].IoU })
+	if os.Getenv("GENGATE_MATTE_QUIET") == "" {
+		for _, r := range res {
+			mark := ""
+			if r.Plain {
+				mark = " plain"
+			}
+			fmt.Printf("%-10s %.3f %.2fs%s\n", r.Name, r.IoU, r.Secs, mark)
+		}
+	}
+	s := summarize(res)
+	var plain []imageScore
+	for _, r := range res {
+		if r.Plain {
+			plain = append(plain, r)
+		}
+	}
+	ps := summarize(plain)
+	fmt.Printf("mean %.4f median %.4f min %.4f (%s) %.2f s/MP; plain subset (%d) mean %.4f median %.4f min %.4f (%s)\n",
+		s.Mean, s.Median, s.Min, s.MinName, s.SecsPerMP, len(plain), ps.Mean, ps.Median, ps.Min, ps.MinName)
+}
+
+// tuneParams is defaultParams with GENGATE_MATTE_P ("name=value ...") applied.
+func tuneParams(t *testing.T) params {
 	p := defaultParams
 	for _, kv := range strings.Fields(os.Getenv("GENGATE_MATTE_P")) {
 		var k string
@@ -47,36 +76,15 @@ func TestTune(t *testing.T) {
 			p.workSide = int(v)
 		case "frame":
 			p.frame = v
+		case "plainWeight":
+			p.plainWeight = v
 		case "sideOutlier":
 			p.sideOutlier = v
 		default:
 			t.Fatalf("unknown param %q", k)
 		}
 	}
-	res, err := evalGrabCut(dir, p, mode == "box", nil, os.Getenv("GENGATE_MATTE_PICS"), picSet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(res, func(a, b int) bool { return res[a].IoU < res[b].IoU })
-	if os.Getenv("GENGATE_MATTE_QUIET") == "" {
-		for _, r := range res {
-			mark := ""
-			if r.Plain {
-				mark = " plain"
-			}
-			fmt.Printf("%-10s %.3f %.2fs%s\n", r.Name, r.IoU, r.Secs, mark)
-		}
-	}
-	s := summarize(res)
-	var plain []imageScore
-	for _, r := range res {
-		if r.Plain {
-			plain = append(plain, r)
-		}
-	}
-	ps := summarize(plain)
-	fmt.Printf("mean %.4f median %.4f min %.4f (%s) %.2f s/MP; plain subset (%d) mean %.4f median %.4f min %.4f (%s)\n",
-		s.Mean, s.Median, s.Min, s.MinName, s.SecsPerMP, len(plain), ps.Mean, ps.Median, ps.Min, ps.MinName)
+	return p
 }
 
 func picSet() map[string]bool {
@@ -104,4 +112,47 @@ func TestEvaluate(t *testing.T) {
 	for _, r := range rows {
 		fmt.Printf("%-62s %.4f %-5s peer %-22s target %-7s pass %v\n", r.Metric, r.Value, r.Unit, r.Peer, r.Target, r.Pass)
 	}
+}
+
+// TestTuneStudio prints per-composite IoU of the studio protocol
+// (GENGATE_MATTE_STUDIO=1; GENGATE_MATTE_ONLY="name ..." restricts it).
+func TestTuneStudio(t *testing.T) {
+	if os.Getenv("GENGATE_MATTE_STUDIO") == "" {
+		t.Skip("set GENGATE_MATTE_STUDIO=1 to print per-composite studio scores")
+	}
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data")
+	}
+	var only map[string]bool
+	if s := os.Getenv("GENGATE_MATTE_ONLY"); s != "" {
+		only = picSetFrom(s)
+	}
+	bds := studioBackdrops
+	if os.Getenv("GENGATE_MATTE_HELDOUT") != "" {
+		bds = heldOutBackdrops
+	}
+	res, err := evalStudioOn(dir, tuneParams(t), only, bds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(res, func(a, b int) bool { return res[a].IoU < res[b].IoU })
+	var sum float64
+	per := map[string]float64{}
+	for _, r := range res {
+		sum += r.IoU
+		per[r.Backdrop] += r.IoU / float64(len(res)/len(bds))
+		if r.IoU < 0.97 {
+			fmt.Printf("%-10s %-12s %.3f\n", r.Name, r.Backdrop, r.IoU)
+		}
+	}
+	fmt.Printf("mean %.4f over %d; per backdrop %v\n", sum/float64(len(res)), len(res), per)
+}
+
+func picSetFrom(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(s) {
+		m[n] = true
+	}
+	return m
 }
