@@ -176,7 +176,18 @@ func TestWriteDocPictures(t *testing.T) {
 	if err := writeBeforeAfter(dir, "removebg", cut, alpha); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"removebg-before.png", "removebg-after.png"} {
+	// a generated dark bust on white paper, cut by the frame (plain mode)
+	src, fg := figure(400, 330, true, 70)
+	comp, gfg, gign := studioComposite(src, fg, make([]bool, len(fg)), 400, 330, studioBackdrops[0], 1)
+	cut, alpha, err = run(comp, defaultParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("studio bust IoU %.4f", imageops.IoU(alphaMask(alpha), gfg, gign))
+	if err := writeBeforeAfter(dir, "removebg-studio", cut, alpha); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"removebg-before.png", "removebg-after.png", "removebg-studio-before.png", "removebg-studio-after.png"} {
 		st, err := os.Stat(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
