@@ -90,4 +90,15 @@ func TestBuiltinModels(t *testing.T) {
 	if got := ok.num("remainingCredits"); got != balance-3 {
 		t.Errorf("after two refused requests and one object removal: %d credits, want %d", got, balance-3)
 	}
+
+	// photo-restoration's removeScratches: a bool, refused when not one.
+	bad = mustAPI(t, s.base, "POST", "/api/v1/generate", s.key,
+		map[string]any{"type": "image", "modelId": "photo-restoration", "imageUrl": dataURL(t, gradient(48, 32)), "removeScratches": "yes"}, nil)
+	wantCode(t, bad, http.StatusBadRequest)
+	ok = mustAPI(t, s.base, "POST", "/api/v1/generate", s.key,
+		map[string]any{"type": "image", "modelId": "photo-restoration", "imageUrl": dataURL(t, gradient(48, 32)), "removeScratches": true}, nil)
+	wantCode(t, ok, http.StatusOK)
+	if got := ok.num("remainingCredits"); got != balance-3-4 {
+		t.Errorf("after a refused and a done restoration: %d credits, want %d", got, balance-3-4)
+	}
 }

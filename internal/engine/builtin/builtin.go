@@ -240,7 +240,9 @@ func runRemoveBackground(job gengate.Job, imgs map[string]image.Image) (image.Im
 }
 
 // runRestore runs the whole restoration pipeline with its defaults: blind
-// noise estimate, denoising, deblocking, contrast, colour and sharpening.
+// noise estimate, denoising, deblocking, contrast, colour and sharpening,
+// and scratch filling when the removeScratches option asks for it.
 func runRestore(job gengate.Job, imgs map[string]image.Image) (image.Image, error) {
-	return restore.Restore(imgs["imageUrl"], restore.Options{})
+	scratches, _ := job.Options["removeScratches"].(bool)
+	return restore.Restore(imgs["imageUrl"], restore.Options{RemoveScratches: scratches})
 }

@@ -287,3 +287,40 @@ func TestRestoreRemovesNoise(t *testing.T) {
 		t.Fatalf("roughness %.0f after restoration, %.0f before", after, before)
 	}
 }
+
+// TestRestoreScratchOption: a dark scratch across a smooth gradient stays
+// when removeScratches is false (the default) and is filled when true.
+func TestRestoreScratchOption(t *testing.T) {
+	src := image.NewNRGBA(image.Rect(0, 0, 160, 120))
+	for y := 0; y < 120; y++ {
+		for x := 0; x < 160; x++ {
+			v := uint8(y) + 100
+			if x == 80 || x == 81 {
+				v = 20 // the scratch
+			}
+			src.Set(x, y, color.NRGBA{v, v, uint8(int(v) * 9 / 10), 255})
+		}
+	}
+	scratchDepth := func(opts map[string]any) float64 {
+		p, err := New().Submit(context.Background(), job("photo-restoration", opts, map[string]gengate.Input{"imageUrl": input(t, src)}, "png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := decode(t, p.Outputs[0])
+		var s float64 // how much darker the scratch is than its neighbours
+		for y := 10; y < 110; y++ {
+			g := func(x int) float64 { _, g, _, _ := out.At(x, y).RGBA(); return float64(g >> 8) }
+			s += (g(76)+g(85))/2 - (g(80)+g(81))/2
+		}
+		return s / 100
+	}
+	kept := scratchDepth(map[string]any{"removeScratches": false})
+	removed := scratchDepth(map[string]any{"removeScratches": true})
+	t.Logf("scratch depth: %.1f levels kept, %.1f removed", kept, removed)
+	if kept < 50 {
+		t.Errorf("scratch depth %.1f without removeScratches, want it kept", kept)
+	}
+	if removed > 5 {
+		t.Errorf("scratch depth %.1f with removeScratches, want it filled", removed)
+	}
+}

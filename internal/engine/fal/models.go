@@ -467,6 +467,10 @@ func (p *planner) option(name string, v any) {
 		default:
 			p.body["scale"] = s
 		}
+	case "removeScratches":
+		// photo-restoration: an AI restorer repairs the damage it sees
+		// whatever this says; the option switches the built-in engine's
+		// scratch filling (docs/models.md)
 	default:
 		if p.known {
 			p.refuse(name, "fal has no mapping for %s", name)

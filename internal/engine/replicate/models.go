@@ -341,6 +341,11 @@ func mapJob(job gengate.Job, withData bool) mapping {
 				continue
 			}
 			m.set(name, key, s.scale, fmt.Sprint(v), v)
+		case "removeScratches":
+			// photo-restoration: an AI restorer repairs the damage it
+			// sees whatever this says; the option switches the built-in
+			// engine's scratch filling (docs/models.md)
+			continue
 		default:
 			if !known {
 				m.input[snake(key)] = v // an operator's own model: pass it on

@@ -1,7 +1,8 @@
 // Package restore is the built-in CPU photo-restoration operation of
 // gengate ("photo-restoration"): blind noise estimation, colour denoising,
 // JPEG deblocking, gentle colour balance, local contrast enhancement and
-// sharpening, in pure Go.
+// sharpening, and on request scratch filling with the inpainter, in pure
+// Go.
 //
 // # API
 //
@@ -9,7 +10,9 @@
 //   - Denoise: colour BM3D for a known noise deviation.
 //   - Restore / RestoreReport: the whole pipeline, with Options to skip steps
 //     (DenoiseOnly for evaluation).
-//   - DetectScratches: a hole mask of thin line defects for an inpainter.
+//   - DetectScratches: a hole mask of long thin line defects, which
+//     Restore fills with package inpaint when Options.RemoveScratches is
+//     set (the photo-restoration option removeScratches).
 //   - Evaluate: the CBSD68 / Kodak24 evaluation table (imageops.Result).
 //
 // # Denoising: colour BM3D-lite

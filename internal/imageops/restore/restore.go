@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/gengate/gengate/internal/imageops"
+	"github.com/gengate/gengate/internal/imageops/inpaint"
 )
 
 // Options selects the steps of Restore. The zero value runs the whole
@@ -17,6 +18,12 @@ type Options struct {
 	// MinSigma is the noise level under which denoising is skipped
 	// (default 2).
 	MinSigma float64
+
+	// RemoveScratches detects long thin scratches (DetectScratches) and
+	// fills them with the inpainter after denoising. Off by default: long
+	// straight structures of a scene (masts, wires) can be taken for
+	// scratches.
+	RemoveScratches bool
 
 	SkipDenoise      bool
 	SkipDeblock      bool
@@ -47,11 +54,13 @@ type Report struct {
 	Sigma      float64 // noise deviation used (estimated or given)
 	Denoised   bool
 	Gains      [3]float64 // colour-balance gains applied to R, G, B
+	Scratches  float64    // fraction of the pixels filled as scratches
 }
 
 // Restore runs the photo-restoration pipeline on img: JPEG deblocking
 // when an 8×8 block grid is detected, blind noise estimation and BM3D
-// denoising when the noise is above MinSigma, gentle grey-edge colour
+// denoising when the noise is above MinSigma, scratch filling when asked
+// (RemoveScratches), gentle grey-edge colour
 // balance, CLAHE on luminance blended with the original, and a gentle
 // thresholded unsharp mask. Alpha is kept.
 func Restore(img image.Image, opts Options) (*image.NRGBA, error) {
@@ -86,6 +95,25 @@ func RestoreReport(img image.Image, opts Options) (*image.NRGBA, Report, error) 
 		if sigma > minS {
 			denoiseRGB(m, sigma)
 			rep.Denoised = true
+		}
+	}
+	if opts.RemoveScratches {
+		// detected on the input, whose noise sets the threshold; filled
+		// in the denoised image
+		hole := DetectScratches(img)
+		n := 0
+		for _, v := range hole.Pix {
+			if v >= 128 {
+				n++
+			}
+		}
+		if n > 0 {
+			filled, err := inpaint.Inpaint(m.NRGBA(), hole)
+			if err != nil {
+				return nil, rep, err
+			}
+			m = imageops.FromImage(filled)
+			rep.Scratches = float64(n) / float64(len(hole.Pix))
 		}
 	}
 	rep.Gains = [3]float64{1, 1, 1}

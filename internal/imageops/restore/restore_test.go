@@ -275,11 +275,29 @@ func BenchmarkDenoise1MP(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/(1224*817/1e6), "s/MP")
 }
 
-func BenchmarkRestore1MP(b *testing.B) {
+func BenchmarkRestore1MP(b *testing.B) { benchRestore(b, Options{}) }
+
+// BenchmarkRestoreScratches1MP: the whole pipeline with removeScratches,
+// on the same scene with four long scratches.
+func BenchmarkRestoreScratches1MP(b *testing.B) { benchRestore(b, Options{RemoveScratches: true}) }
+
+func benchRestore(b *testing.B, o Options) {
 	img := AddNoise(scene(1224, 817), 15, 1)
+	if o.RemoveScratches {
+		for k := 0; k < 4; k++ {
+			for y := 40; y < 780; y++ {
+				x := 200 + 250*k
+				o := y*img.Stride + 4*x
+				img.Pix[o], img.Pix[o+1], img.Pix[o+2] = 245, 245, 240
+			}
+		}
+	}
+	if _, rep, err := RestoreReport(img, o); err != nil || (o.RemoveScratches && rep.Scratches == 0) {
+		b.Fatalf("scratches %v, %v", rep.Scratches, err)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Restore(img, Options{}); err != nil {
+		if _, err := Restore(img, o); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -333,5 +351,66 @@ func TestDetectScratches(t *testing.T) {
 	t.Logf("recall %.3f, false positives %.4f", float64(hit)/float64(line), float64(fp)/float64(rest))
 	if float64(hit) < 0.8*float64(line) || float64(fp) > 0.01*float64(rest) {
 		t.Fatal("scratch detection too weak or too noisy")
+	}
+}
+
+// TestRemoveScratches: a generated photo with a bright vertical scratch
+// and a dark diagonal hair. With RemoveScratches the scratch pixels come
+// back close to the clean picture; without it they stay (the option is
+// off by default).
+func TestRemoveScratches(t *testing.T) {
+	clean := scene(256, 192)
+	img := image.NewNRGBA(clean.Rect)
+	copy(img.Pix, clean.Pix)
+	var on []int
+	for y := 10; y < 180; y++ {
+		for x := 60; x < 62; x++ {
+			o := y*img.Stride + 4*x
+			img.Pix[o], img.Pix[o+1], img.Pix[o+2] = 240, 240, 235
+			on = append(on, o)
+		}
+	}
+	for x := 120; x < 250; x++ {
+		o := (20+(x-120)/2)*img.Stride + 4*x
+		img.Pix[o], img.Pix[o+1], img.Pix[o+2] = 15, 15, 15
+		on = append(on, o)
+	}
+	// share of the scratch pixels within 20 levels of the clean picture
+	errOn := func(out *image.NRGBA) float64 {
+		good := 0
+		for _, o := range on {
+			d := 0.0
+			for c := 0; c < 3; c++ {
+				d = math.Max(d, math.Abs(float64(out.Pix[o+c])-float64(clean.Pix[o+c])))
+			}
+			if d <= 20 {
+				good++
+			}
+		}
+		return float64(good) / float64(len(on))
+	}
+	base := Options{SkipCLAHE: true, SkipColorBalance: true, SkipSharpen: true}
+	kept, rep, err := RestoreReport(img, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Scratches != 0 {
+		t.Errorf("scratches filled without being asked: %.4f", rep.Scratches)
+	}
+	opt := base
+	opt.RemoveScratches = true
+	fixed, rep, err := RestoreReport(img, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := errOn(kept), errOn(fixed)
+	t.Logf("scratch pixels within 20 levels of the clean picture: %.3f kept, %.3f removed; %.2f %% filled", before, after, 100*rep.Scratches)
+	if before > 0.1 {
+		t.Fatalf("the test's scratches are too faint: %.3f already right", before)
+	}
+	// measured 0.889: the misses are where the hair runs along an edge
+	// of the scene and the fill is off by 20-120 levels
+	if after < 0.85 {
+		t.Fatalf("scratches not removed: %.3f of their pixels right, want ≥ 0.85", after)
 	}
 }

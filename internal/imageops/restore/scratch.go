@@ -17,9 +17,19 @@ import (
 // estimate), i.e. a ridge at most ~4 px wide. A response only counts when
 // it is long: at least 14 of the 21 pixels along the line direction
 // respond in the same orientation and polarity (the 21 pixels are taken
-// one per row or column, whichever the line runs along). The mask is then dilated
-// by one pixel to cover the scratch's soft edges. Edges of large objects
-// do not respond (only one side differs), nor do textures (not long).
+// one per row or column, whichever the line runs along). Of the responses,
+// only thin lines at least scratchMinLen of the image's shorter side long
+// are kept (8-connected pieces whose longer bounding-box side reaches that
+// length, at most scratchMaxWidth px wide on average): thin structures of
+// the scene (window bars, twigs, hair) are short; a scratch runs across
+// the picture. The kept lines then grow, by at most 10 px, into connected
+// pixels that respond in any orientation (hysteresis, as in Canny's edge
+// detector), which recovers their ends, where fewer than 14 of the 21
+// pixels respond. Long straight structures of the scene (masts, wires,
+// building edges) still respond, which is why photo-restoration fills
+// scratches only when asked (removeScratches). The mask is then dilated by one pixel to cover the scratch's
+// soft edges. Edges of large objects do not respond (only one side
+// differs), nor do textures (not long).
 func DetectScratches(img image.Image) *image.Gray {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
@@ -35,6 +45,7 @@ func DetectScratches(img image.Image) *image.Gray {
 	const across, half, need = 3.0, 10, 14
 	hit := make([]int8, w*h)
 	mask := make([]bool, w*h)
+	ridge := make([]bool, w*h) // responds in some orientation
 	at := func(x, y0 int) (int, bool) {
 		if x < 0 || y0 < 0 || x >= w || y0 >= h {
 			return 0, false
@@ -64,8 +75,10 @@ func DetectScratches(img image.Image) *image.Gray {
 				v := y[yy*w+xx]
 				if v-y[a] > thr && v-y[c] > thr {
 					hit[yy*w+xx] = 1
+					ridge[yy*w+xx] = true
 				} else if y[a]-v > thr && y[c]-v > thr {
 					hit[yy*w+xx] = -1
+					ridge[yy*w+xx] = true
 				}
 			}
 		}
@@ -87,6 +100,10 @@ func DetectScratches(img image.Image) *image.Gray {
 			}
 		}
 	}
+	if !keepLong(mask, w, h) {
+		return out
+	}
+	growEnds(mask, ridge, w, h, half)
 	for yy := 0; yy < h; yy++ {
 		for xx := 0; xx < w; xx++ {
 			if !mask[yy*w+xx] {
@@ -102,4 +119,101 @@ func DetectScratches(img image.Image) *image.Gray {
 		}
 	}
 	return out
+}
+
+// Scratch-mask limits (see DetectScratches). On the 92 clean photos of
+// Kodak24 and CBSD68 the line detector alone marks 2.7 % of pixels on
+// average (window bars, branches, masts); the length limit brings that
+// down (TestScratchFalsePositives).
+const (
+	scratchMinLen   = 0.2
+	scratchMaxWidth = 5.0
+)
+
+// keepLong keeps the long thin pieces of mask, in place, and reports
+// whether any is left.
+func keepLong(mask []bool, w, h int) bool {
+	minLen := max(24, int(scratchMinLen*float64(min(w, h))))
+	lab := make([]int32, w*h)
+	for i := range lab {
+		lab[i] = -1
+	}
+	type piece struct{ n, x0, y0, x1, y1 int }
+	var pieces []piece
+	var stack []int32
+	for s := range mask {
+		if !mask[s] || lab[s] >= 0 {
+			continue
+		}
+		id := int32(len(pieces))
+		p := piece{x0: w, y0: h, x1: -1, y1: -1}
+		lab[s] = id
+		stack = append(stack[:0], int32(s))
+		for len(stack) > 0 {
+			i := int(stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+			x, y := i%w, i/w
+			p.n++
+			p.x0, p.y0, p.x1, p.y1 = min(p.x0, x), min(p.y0, y), max(p.x1, x), max(p.y1, y)
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					nx, ny := x+dx, y+dy
+					if nx < 0 || ny < 0 || nx >= w || ny >= h {
+						continue
+					}
+					if j := ny*w + nx; mask[j] && lab[j] < 0 {
+						lab[j] = id
+						stack = append(stack, int32(j))
+					}
+				}
+			}
+		}
+		pieces = append(pieces, p)
+	}
+	keep := make([]bool, len(pieces))
+	total := 0
+	for k, p := range pieces {
+		l := max(p.x1-p.x0, p.y1-p.y0) + 1
+		if l >= minLen && float64(p.n) <= scratchMaxWidth*float64(l) {
+			keep[k] = true
+			total += p.n
+		}
+	}
+	for i, l := range lab {
+		if l >= 0 && !keep[l] {
+			mask[i] = false
+		}
+	}
+	return total > 0
+}
+
+// growEnds adds to mask the pixels marked in ridge that are 8-connected
+// to it within steps pixels.
+func growEnds(mask, ridge []bool, w, h, steps int) {
+	var front []int32
+	for i, m := range mask {
+		if m {
+			front = append(front, int32(i))
+		}
+	}
+	for s := 0; s < steps && len(front) > 0; s++ {
+		var next []int32
+		for _, i32 := range front {
+			i := int(i32)
+			x, y := i%w, i/w
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					nx, ny := x+dx, y+dy
+					if nx < 0 || ny < 0 || nx >= w || ny >= h {
+						continue
+					}
+					if j := ny*w + nx; ridge[j] && !mask[j] {
+						mask[j] = true
+						next = append(next, int32(j))
+					}
+				}
+			}
+		}
+		front = next
+	}
 }
