@@ -3,7 +3,8 @@
 // in pure Go on the CPU.
 //
 // RemoveBackground returns the image with alpha = foreground matte; Matte
-// returns the matte alone. Evaluate runs the GrabCut-50 protocol.
+// returns the matte alone. Evaluate runs the GrabCut-50 protocol and the
+// studio-composite protocol (composite.go).
 //
 // # Evaluation (Evaluate; GENGATE_MATTE_EVAL=1 go test -run TestEvaluate)
 //
@@ -27,7 +28,8 @@
 //     cut by the bottom edge, as foreground).
 //   - Synthetic product shots (object on a plain or textured gradient
 //     backdrop, soft drop shadow up to 0.6): min IoU 0.995 (≥ 0.95).
-//   - Speed: 1.8 s/MP over the GrabCut set, 0.04 s/MP at 12 MP (< 3).
+//   - Speed: 1.5-1.8 s/MP over the GrabCut set, 0.02-0.04 s/MP at 12 MP
+//     (< 3).
 //
 // # Algorithm
 //
@@ -41,16 +43,16 @@
 //     penumbra are taken out of it, unless that would leave less than a
 //     quarter of an object region (a shadow needs a caster).
 //  3. Otherwise the saliency is the minimum-barrier distance of every
-//     pixel to the image border in CIE L*a*b* (Zhang et al., ICCV 2015) averaged with how
-//     unlikely its colour is under a 5-component Gaussian mixture fitted to
-//     a 4 % border frame, weighted by a mild centre prior (Gaussian, sigma
-//     0.6 of the diagonal). Its Otsu threshold gives the initial foreground.
-//     Cast shadows (shadow.go): when a smooth model of the frame colour
-//     (a quadratic surface in x, y per RGB channel) fits well, pixels
-//     darker than the model
-//     (luminance ratio 0.25..0.94) with the same normalised rg
-//     chromaticity (distance < 0.025) are scored as shadow: they leave the
-//     initial foreground and pay up to 4 nats for being foreground.
+//     pixel to the image border in CIE L*a*b* (Zhang et al., ICCV 2015),
+//     averaged with how unlikely its colour is under a 5-component
+//     Gaussian mixture fitted to a 4 % border frame, weighted by a mild
+//     centre prior (Gaussian, sigma 0.6 of the diagonal). Its Otsu
+//     threshold gives the initial foreground. Cast shadows (shadow.go):
+//     when a smooth model of the frame colour (a quadratic surface in x, y
+//     per RGB channel) fits well, pixels darker than the model (luminance
+//     ratio 0.25..0.94) with the same normalised rg chromaticity (distance
+//     < 0.025) are scored as shadow: they leave the initial foreground and
+//     pay up to 4 nats for being foreground.
 //  4. GrabCut-style iterations (Rother, Kolmogorov & Blake, SIGGRAPH 2004):
 //     5-component full-covariance RGB GMMs for foreground and background,
 //     unary -log likelihoods plus a soft saliency term, contrast-sensitive
