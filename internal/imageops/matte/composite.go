@@ -199,47 +199,27 @@ type studioScore struct {
 	IoU            float64
 }
 
-// evalStudio runs the studio protocol on the GrabCut objects and the
-// tuning backdrops (only, when not nil, restricts the objects) and returns
-// every score. It writes no pictures: the composites derive from the
+// evalStudio runs the studio protocol on the GrabCut objects (only, when
+// not nil, restricts them) and the given backdrops, and returns every
+// score. It writes no pictures: the composites derive from the
 // research-licensed set.
-func evalStudio(dataDir string, p params, only map[string]bool) ([]studioScore, error) {
-	return evalStudioOn(dataDir, p, only, studioBackdrops)
-}
-
-// evalStudioOn is evalStudio on the given backdrops.
-func evalStudioOn(dataDir string, p params, only map[string]bool, backdrops []studioBackdrop) ([]studioScore, error) {
-	set, err := grabcutSet(dataDir)
-	if err != nil {
-		return nil, err
-	}
+func evalStudio(dataDir string, p params, only map[string]bool, backdrops []studioBackdrop) ([]studioScore, error) {
 	var out []studioScore
-	for _, it := range set {
-		name := it[0]
-		if only != nil && !only[name] {
-			continue
-		}
-		img, err := imageops.Load(it[1])
-		if err != nil {
-			return nil, err
-		}
-		fg, ign, w, h, err := loadGT(it[2])
-		if err != nil {
-			return nil, err
-		}
+	err := eachObject(dataDir, only, func(o gtObject) error {
 		for bi, bd := range backdrops {
-			comp, gfg, gign := studioComposite(img, fg, ign, w, h, bd, uint64(bi)+1)
+			comp, gfg, gign := studioComposite(o.img, o.fg, o.ignore, o.w, o.h, bd, uint64(bi)+1)
 			if comp == nil {
-				return nil, fmt.Errorf("%s: empty ground truth", name)
+				return fmt.Errorf("%s: empty ground truth", o.name)
 			}
 			_, alpha, err := run(comp, p)
 			if err != nil {
-				return nil, fmt.Errorf("%s on %s: %w", name, bd.Name, err)
+				return fmt.Errorf("%s on %s: %w", o.name, bd.Name, err)
 			}
-			out = append(out, studioScore{Name: name, Backdrop: bd.Name, IoU: maskIoU(alpha, gfg, gign)})
+			out = append(out, studioScore{Name: o.name, Backdrop: bd.Name, IoU: maskIoU(alpha, gfg, gign)})
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // studioRows summarises the studio protocol for Evaluate: the mean over
@@ -254,7 +234,7 @@ func studioRows(dataDir string) ([]imageops.Result, error) {
 		{"tuning backdrops", studioBackdrops},
 		{"held-out backdrops", heldOutBackdrops},
 	} {
-		scores, err := evalStudioOn(dataDir, defaultParams, nil, set.backdrops)
+		scores, err := evalStudio(dataDir, defaultParams, nil, set.backdrops)
 		if err != nil {
 			return nil, err
 		}

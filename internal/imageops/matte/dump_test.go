@@ -19,32 +19,22 @@ func TestDumpStudio(t *testing.T) {
 	if !ok {
 		t.Skip("evaluation data not found at ../shared/data")
 	}
-	set, err := grabcutSet(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	only := picSetFrom(names)
-	for _, it := range set {
-		if !only[it[0]] {
-			continue
-		}
-		img, err := imageops.Load(it[1])
+	for _, set := range [][]studioBackdrop{studioBackdrops, heldOutBackdrops} {
+		err := eachObject(dir, picSetFrom(names), func(o gtObject) error {
+			for bi, bd := range set { // seeds as in evalStudio
+				comp, _, _ := studioComposite(o.img, o.fg, o.ignore, o.w, o.h, bd, uint64(bi)+1)
+				cut, alpha, err := run(comp, defaultParams)
+				if err != nil {
+					return err
+				}
+				if err := writeBeforeAfter("/tmp/studio", o.name+"-"+bd.Name, cut, alpha); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
-		}
-		fg, ign, w, h, err := loadGT(it[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for bi, bd := range append(studioBackdrops[:len(studioBackdrops):len(studioBackdrops)], heldOutBackdrops...) {
-			comp, _, _ := studioComposite(img, fg, ign, w, h, bd, uint64(bi)+1)
-			cut, alpha, err := run(comp, defaultParams)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := writeBeforeAfter("/tmp/studio", it[0]+"-"+bd.Name, cut, alpha); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 }

@@ -106,14 +106,21 @@ func maskIoU(alpha *image.Gray, fg, ignore []bool) float64 {
 	return imageops.IoU(got, fg, ignore)
 }
 
-// evalGrabCut runs the set with no hint (boxed=false) or with the dataset's
-// user box as hard background outside it (boxed=true, reference only).
-func evalGrabCut(dataDir string, p params, boxed bool, only map[string]bool, picDir string, pics map[string]bool) ([]imageScore, error) {
+// gtObject is one image of the GrabCut set with its ground truth.
+type gtObject struct {
+	name       string
+	img        image.Image
+	fg, ignore []bool
+	w, h       int
+}
+
+// eachObject calls fn with every image of the GrabCut set and its ground
+// truth, in name order; only, when not nil, restricts the set by name.
+func eachObject(dataDir string, only map[string]bool, fn func(o gtObject) error) error {
 	set, err := grabcutSet(dataDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []imageScore
 	for _, it := range set {
 		name := it[0]
 		if only != nil && !only[name] {
@@ -121,20 +128,33 @@ func evalGrabCut(dataDir string, p params, boxed bool, only map[string]bool, pic
 		}
 		img, err := imageops.Load(it[1])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fg, ign, w, h, err := loadGT(it[2])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-			return nil, fmt.Errorf("%s: image %v and gt %dx%d differ", name, b, w, h)
+			return fmt.Errorf("%s: image %v and gt %dx%d differ", name, b, w, h)
 		}
+		if err := fn(gtObject{name: name, img: img, fg: fg, ignore: ign, w: w, h: h}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalGrabCut runs the set with no hint (boxed=false) or with the dataset's
+// user box as hard background outside it (boxed=true, reference only).
+func evalGrabCut(dataDir string, p params, boxed bool, only map[string]bool, picDir string, pics map[string]bool) ([]imageScore, error) {
+	var out []imageScore
+	err := eachObject(dataDir, only, func(o gtObject) error {
+		name, w, h := o.name, o.w, o.h
 		var hintFull []uint8
 		if boxed {
 			r, err := imageops.Load(filepath.Join(dataDir, "grabcut", "rect", name+".png"))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			hintFull = make([]uint8, w*h)
 			for y := 0; y < h; y++ {
@@ -146,22 +166,32 @@ func evalGrabCut(dataDir string, p params, boxed bool, only map[string]bool, pic
 				}
 			}
 		}
-		comps, std, grad := plainStats(img, fg, ign, w, h)
+		comps, std, grad := plainStats(o.img, o.fg, o.ignore, w, h)
 		t0 := time.Now()
-		cut, alpha, err := runHint(img, p, hintFull)
+		cut, alpha, err := runHint(o.img, p, hintFull)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		secs := time.Since(t0).Seconds()
-		out = append(out, imageScore{Name: name, IoU: maskIoU(alpha, fg, ign), Secs: secs, MP: float64(w*h) / 1e6,
+		out = append(out, imageScore{Name: name, IoU: maskIoU(alpha, o.fg, o.ignore), Secs: secs, MP: float64(w*h) / 1e6,
 			Plain: isPlain(comps, std, grad)})
 		if picDir != "" && pics[name] {
-			if err := writeBeforeAfter(picDir, "removebg-"+name, cut, alpha); err != nil {
-				return nil, err
-			}
+			return writeBeforeAfter(picDir, "removebg-"+name, cut, alpha)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// plainOnly returns the scores of the plain-background subset (plain.go).
+func plainOnly(s []imageScore) []imageScore {
+	var out []imageScore
+	for _, x := range s {
+		if x.Plain {
+			out = append(out, x)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // writeBeforeAfter writes <prefix>-before.png (the input) and
@@ -240,12 +270,7 @@ func Evaluate(dataDir, picDir string) ([]imageops.Result, error) {
 		return nil, err
 	}
 	s := summarize(all)
-	var plain []imageScore
-	for _, x := range all {
-		if x.Plain {
-			plain = append(plain, x)
-		}
-	}
+	plain := plainOnly(all)
 	ps := summarize(plain)
 	rows := []imageops.Result{
 		{Model: "remove-bg", Metric: "GrabCut-50 mean IoU (no hint)", Value: s.Mean, Unit: "IoU",

@@ -19,10 +19,6 @@ func TestPlainStats(t *testing.T) {
 	if !ok {
 		t.Skip("evaluation data not found")
 	}
-	set, err := grabcutSet(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type row struct {
 		name  string
 		comps int
@@ -30,17 +26,13 @@ func TestPlainStats(t *testing.T) {
 		grad  float64
 	}
 	var rows []row
-	for _, it := range set {
-		img, err := imageops.Load(it[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		fg, ign, w, h, err := loadGT(it[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, s, g := plainStats(img, fg, ign, w, h)
-		rows = append(rows, row{it[0], c, s, g})
+	err := eachObject(dir, nil, func(o gtObject) error {
+		c, s, g := plainStats(o.img, o.fg, o.ignore, o.w, o.h)
+		rows = append(rows, row{o.name, c, s, g})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	sort.Slice(rows, func(a, b int) bool { return rows[a].grad < rows[b].grad })
 	for _, r := range rows {

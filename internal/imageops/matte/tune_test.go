@@ -37,12 +37,7 @@ func TestTune(t *testing.T) {
 		}
 	}
 	s := summarize(res)
-	var plain []imageScore
-	for _, r := range res {
-		if r.Plain {
-			plain = append(plain, r)
-		}
-	}
+	plain := plainOnly(res)
 	ps := summarize(plain)
 	fmt.Printf("mean %.4f median %.4f min %.4f (%s) %.2f s/MP; plain subset (%d) mean %.4f median %.4f min %.4f (%s)\n",
 		s.Mean, s.Median, s.Min, s.MinName, s.SecsPerMP, len(plain), ps.Mean, ps.Median, ps.Min, ps.MinName)
@@ -132,7 +127,7 @@ func TestTuneStudio(t *testing.T) {
 	if os.Getenv("GENGATE_MATTE_HELDOUT") != "" {
 		bds = heldOutBackdrops
 	}
-	res, err := evalStudioOn(dir, tuneParams(t), only, bds)
+	res, err := evalStudio(dir, tuneParams(t), only, bds)
 	if err != nil {
 		t.Fatal(err)
 	}
