@@ -1,6 +1,7 @@
 package matte
 
 import (
+	"github.com/gengate/gengate/internal/imageops"
 	"math"
 	"sort"
 )
@@ -231,7 +232,7 @@ func needCaster(shadow, off []float32, w, h int) {
 	for i, o := range off {
 		region[i] = o > 0.5
 	}
-	lab, sizes, _ := components(region, w, h, true)
+	lab, sizes, _ := imageops.Components(region, w, h, true)
 	caster := make([]int, len(sizes))
 	for i, l := range lab {
 		if l >= 0 && shadow[i] < 0.5 {

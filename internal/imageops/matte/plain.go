@@ -1,6 +1,7 @@
 package matte
 
 import (
+	"github.com/gengate/gengate/internal/imageops"
 	"image"
 	"math"
 )
@@ -35,7 +36,7 @@ const (
 // specks), the background's residual L*a*b* standard deviation after
 // removing a linear gradient, and its mean neighbour difference.
 func plainStats(img image.Image, fg, ignore []bool, w, h int) (comps int, std, grad float64) {
-	_, sizes, _ := components(fg, w, h, true)
+	_, sizes, _ := imageops.Components(fg, w, h, true)
 	for _, s := range sizes {
 		if float64(s) >= plainSpeck*float64(w*h) {
 			comps++

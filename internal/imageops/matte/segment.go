@@ -1,6 +1,7 @@
 package matte
 
 import (
+	"github.com/gengate/gengate/internal/imageops"
 	"math"
 	"sort"
 )
@@ -442,7 +443,7 @@ func dist2(rgb []float32, i, j int) float64 {
 // at least keepFrac of its size, then fills background holes (components
 // not touching the border) smaller than holeFrac of the foreground area.
 func cleanMask(m []bool, w, h int, keepFrac, holeFrac float64) {
-	lab, sizes, touches := components(m, w, h, true)
+	lab, sizes, touches := imageops.Components(m, w, h, true)
 	if len(sizes) == 0 {
 		return
 	}
@@ -469,7 +470,7 @@ func cleanMask(m []bool, w, h int, keepFrac, holeFrac float64) {
 			}
 		}
 	}
-	lab, sizes, touches = components(m, w, h, false)
+	lab, sizes, touches = imageops.Components(m, w, h, false)
 	for i := range m {
 		if !m[i] {
 			c := lab[i]
@@ -478,51 +479,6 @@ func cleanMask(m []bool, w, h int, keepFrac, holeFrac float64) {
 			}
 		}
 	}
-}
-
-// components labels connected regions of pixels equal to val (8-connected
-// for foreground, 4-connected for background) and reports their sizes and
-// whether each touches the image border.
-func components(m []bool, w, h int, val bool) (lab []int32, sizes []int, touches []bool) {
-	lab = make([]int32, w*h)
-	for i := range lab {
-		lab[i] = -1
-	}
-	stack := make([]int32, 0, 1024)
-	for s := range m {
-		if m[s] != val || lab[s] >= 0 {
-			continue
-		}
-		id := int32(len(sizes))
-		sizes = append(sizes, 0)
-		touches = append(touches, false)
-		lab[s] = id
-		stack = append(stack[:0], int32(s))
-		for len(stack) > 0 {
-			i := int(stack[len(stack)-1])
-			stack = stack[:len(stack)-1]
-			sizes[id]++
-			x, y := i%w, i/w
-			if x == 0 || y == 0 || x == w-1 || y == h-1 {
-				touches[id] = true
-			}
-			for k := 0; k < 8; k++ {
-				if !val && gridDX[k] != 0 && gridDY[k] != 0 {
-					continue
-				}
-				nx, ny := x+gridDX[k], y+gridDY[k]
-				if nx < 0 || ny < 0 || nx >= w || ny >= h {
-					continue
-				}
-				j := ny*w + nx
-				if m[j] == val && lab[j] < 0 {
-					lab[j] = id
-					stack = append(stack, int32(j))
-				}
-			}
-		}
-	}
-	return lab, sizes, touches
 }
 
 // sideMask marks the frame pixels of one side (0 top, 1 bottom, 2 left, 3 right).

@@ -134,49 +134,25 @@ const (
 // whether any is left.
 func keepLong(mask []bool, w, h int) bool {
 	minLen := max(24, int(scratchMinLen*float64(min(w, h))))
-	lab := make([]int32, w*h)
-	for i := range lab {
-		lab[i] = -1
+	lab, sizes, _ := imageops.Components(mask, w, h, true)
+	type box struct{ x0, y0, x1, y1 int }
+	boxes := make([]box, len(sizes))
+	for k := range boxes {
+		boxes[k] = box{w, h, -1, -1}
 	}
-	type piece struct{ n, x0, y0, x1, y1 int }
-	var pieces []piece
-	var stack []int32
-	for s := range mask {
-		if !mask[s] || lab[s] >= 0 {
-			continue
+	for i, l := range lab {
+		if l >= 0 {
+			b, x, y := &boxes[l], i%w, i/w
+			b.x0, b.y0, b.x1, b.y1 = min(b.x0, x), min(b.y0, y), max(b.x1, x), max(b.y1, y)
 		}
-		id := int32(len(pieces))
-		p := piece{x0: w, y0: h, x1: -1, y1: -1}
-		lab[s] = id
-		stack = append(stack[:0], int32(s))
-		for len(stack) > 0 {
-			i := int(stack[len(stack)-1])
-			stack = stack[:len(stack)-1]
-			x, y := i%w, i/w
-			p.n++
-			p.x0, p.y0, p.x1, p.y1 = min(p.x0, x), min(p.y0, y), max(p.x1, x), max(p.y1, y)
-			for dy := -1; dy <= 1; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					nx, ny := x+dx, y+dy
-					if nx < 0 || ny < 0 || nx >= w || ny >= h {
-						continue
-					}
-					if j := ny*w + nx; mask[j] && lab[j] < 0 {
-						lab[j] = id
-						stack = append(stack, int32(j))
-					}
-				}
-			}
-		}
-		pieces = append(pieces, p)
 	}
-	keep := make([]bool, len(pieces))
+	keep := make([]bool, len(sizes))
 	total := 0
-	for k, p := range pieces {
-		l := max(p.x1-p.x0, p.y1-p.y0) + 1
-		if l >= minLen && float64(p.n) <= scratchMaxWidth*float64(l) {
+	for k, b := range boxes {
+		l := max(b.x1-b.x0, b.y1-b.y0) + 1
+		if l >= minLen && float64(sizes[k]) <= scratchMaxWidth*float64(l) {
 			keep[k] = true
-			total += p.n
+			total += sizes[k]
 		}
 	}
 	for i, l := range lab {
