@@ -1,8 +1,9 @@
 // Package imageops holds what the built-in CPU image operations share: a
 // float RGB image type, conversions to and from image.Image, connected
-// regions of a mask (Components), and the quality metrics (PSNR, SSIM, IoU) their evaluation reports. The
-// operations themselves live in one subpackage each (upscale, matte,
-// inpaint, restore); internal/engine/builtin serves them as an engine.
+// regions of a mask (Components), and the quality metrics (PSNR, SSIM,
+// IoU) their evaluation reports. The operations themselves live in one
+// subpackage each (upscale, matte, inpaint, restore);
+// internal/engine/builtin serves them as an engine.
 package imageops
 
 import (
