@@ -1,9 +1,10 @@
 package matte
 
 import (
-	"github.com/gengate/gengate/internal/imageops"
 	"math"
 	"sort"
+
+	"github.com/gengate/gengate/internal/imageops"
 )
 
 // Plain backdrops. A product or studio shot has a backdrop that a smooth

@@ -1,9 +1,10 @@
 package matte
 
 import (
-	"github.com/gengate/gengate/internal/imageops"
 	"image"
 	"math"
+
+	"github.com/gengate/gengate/internal/imageops"
 )
 
 // Plain-background subset of the GrabCut set, chosen from the ground truth

@@ -1,9 +1,10 @@
 package matte
 
 import (
-	"github.com/gengate/gengate/internal/imageops"
 	"math"
 	"sort"
+
+	"github.com/gengate/gengate/internal/imageops"
 )
 
 // params holds the tunables of the low-resolution segmentation.

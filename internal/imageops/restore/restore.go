@@ -60,9 +60,9 @@ type Report struct {
 // Restore runs the photo-restoration pipeline on img: JPEG deblocking
 // when an 8×8 block grid is detected, blind noise estimation and BM3D
 // denoising when the noise is above MinSigma, scratch filling when asked
-// (RemoveScratches), gentle grey-edge colour
-// balance, CLAHE on luminance blended with the original, and a gentle
-// thresholded unsharp mask. Alpha is kept.
+// (RemoveScratches), gentle grey-edge colour balance, CLAHE on luminance
+// blended with the original, and a gentle thresholded unsharp mask. Alpha
+// is kept.
 func Restore(img image.Image, opts Options) (*image.NRGBA, error) {
 	out, _, err := RestoreReport(img, opts)
 	return out, err
