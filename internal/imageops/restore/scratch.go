@@ -27,9 +27,9 @@ import (
 // detector), which recovers their ends, where fewer than 14 of the 21
 // pixels respond. Long straight structures of the scene (masts, wires,
 // building edges) still respond, which is why photo-restoration fills
-// scratches only when asked (removeScratches). The mask is then dilated by one pixel to cover the scratch's
-// soft edges. Edges of large objects do not respond (only one side
-// differs), nor do textures (not long).
+// scratches only when asked (removeScratches). The mask is then dilated
+// by one pixel to cover the scratch's soft edges. Edges of large objects
+// do not respond (only one side differs), nor do textures (not long).
 func DetectScratches(img image.Image) *image.Gray {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
@@ -147,20 +147,18 @@ func keepLong(mask []bool, w, h int) bool {
 		}
 	}
 	keep := make([]bool, len(sizes))
-	total := 0
+	kept := false
 	for k, b := range boxes {
 		l := max(b.x1-b.x0, b.y1-b.y0) + 1
-		if l >= minLen && float64(sizes[k]) <= scratchMaxWidth*float64(l) {
-			keep[k] = true
-			total += sizes[k]
-		}
+		keep[k] = l >= minLen && float64(sizes[k]) <= scratchMaxWidth*float64(l)
+		kept = kept || keep[k]
 	}
 	for i, l := range lab {
 		if l >= 0 && !keep[l] {
 			mask[i] = false
 		}
 	}
-	return total > 0
+	return kept
 }
 
 // growEnds adds to mask the pixels marked in ridge that are 8-connected
