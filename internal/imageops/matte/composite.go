@@ -109,7 +109,7 @@ func studioComposite(img image.Image, fg, band []bool, w, h int, bd studioBackdr
 	var shadow []float64
 	if bd.Shadow > 0 {
 		s := max(2, float64(max(bw, bh))/40)
-		shadow = gaussBlur(alpha, cw, ch, s)
+		shadow = imageops.GaussBlur(alpha, cw, ch, s)
 		dx, dy := int(0.03*float64(bw)), int(0.03*float64(bh))
 		shifted := make([]float64, cw*ch)
 		for y := 0; y < ch; y++ {
@@ -155,42 +155,6 @@ func studioComposite(img image.Image, fg, band []bool, w, h int, bd studioBackdr
 		}
 	}
 	return out, gtFG, gtIgn
-}
-
-// gaussBlur is a separable Gaussian blur of a w×h plane (edges clamped).
-func gaussBlur(p []float64, w, h int, sigma float64) []float64 {
-	r := int(math.Ceil(3 * sigma))
-	k := make([]float64, 2*r+1)
-	var sum float64
-	for i := range k {
-		d := float64(i - r)
-		k[i] = math.Exp(-d * d / (2 * sigma * sigma))
-		sum += k[i]
-	}
-	for i := range k {
-		k[i] /= sum
-	}
-	tmp := make([]float64, w*h)
-	out := make([]float64, w*h)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			var s float64
-			for i, kv := range k {
-				s += kv * p[y*w+clampI(x+i-r, w)]
-			}
-			tmp[y*w+x] = s
-		}
-	}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			var s float64
-			for i, kv := range k {
-				s += kv * tmp[clampI(y+i-r, h)*w+x]
-			}
-			out[y*w+x] = s
-		}
-	}
-	return out
 }
 
 // studioScore is one object on one backdrop.

@@ -316,55 +316,12 @@ func colorBalance(m *imageops.RGB, strength float64) [3]float64 {
 
 // ---- sharpening ----
 
-func gaussKernel(sigma float64) []float32 {
-	r := int(math.Ceil(3 * sigma))
-	k := make([]float32, 2*r+1)
-	var s float64
-	for i := -r; i <= r; i++ {
-		v := math.Exp(-float64(i*i) / (2 * sigma * sigma))
-		k[i+r] = float32(v)
-		s += v
-	}
-	for i := range k {
-		k[i] /= float32(s)
-	}
-	return k
-}
-
-// blur is a separable Gaussian blur with clamped borders.
-func blur(p []float32, w, h int, sigma float64) []float32 {
-	k := gaussKernel(sigma)
-	r := len(k) / 2
-	tmp := make([]float32, len(p))
-	out := make([]float32, len(p))
-	for y := 0; y < h; y++ {
-		row := p[y*w : y*w+w]
-		for x := 0; x < w; x++ {
-			var s float32
-			for i, kv := range k {
-				s += kv * row[min(max(x+i-r, 0), w-1)]
-			}
-			tmp[y*w+x] = s
-		}
-	}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			var s float32
-			for i, kv := range k {
-				s += kv * tmp[min(max(y+i-r, 0), h-1)*w+x]
-			}
-			out[y*w+x] = s
-		}
-	}
-	return out
-}
-
 // sharpen is an unsharp mask on luminance: detail = Y - blur(Y); details
 // under thr levels are ignored (so leftover noise is not amplified) and
 // the rest is added back with gain amount.
 func sharpen(m *imageops.RGB, amount, sigma float64, thr float32) {
 	y := lumaOf(m)
-	b := blur(y, m.W, m.H, sigma)
+	b := imageops.GaussBlur(y, m.W, m.H, sigma)
 	a := float32(amount)
 	ny := make([]float32, len(y))
 	for i := range y {

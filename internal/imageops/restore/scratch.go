@@ -38,7 +38,7 @@ func DetectScratches(img image.Image) *image.Gray {
 		return out
 	}
 	m := imageops.FromImage(img)
-	y := blur(lumaOf(m), w, h, 0.7)
+	y := imageops.GaussBlur(lumaOf(m), w, h, 0.7)
 	thr := float32(math.Max(18, 4*EstimateNoise(img)))
 	// eight line directions, every 22.5° roughly: (dx, dy) along the line
 	dirs := [8][2]float64{{1, 0}, {0, 1}, {1, 1}, {1, -1}, {2, 1}, {2, -1}, {1, 2}, {-1, 2}}
