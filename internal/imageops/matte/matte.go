@@ -71,9 +71,8 @@ func runHint(src image.Image, p params, hintFull []uint8) (*image.NRGBA, *image.
 	}
 	img := toNRGBA(src)
 	W, H := img.Rect.Dx(), img.Rect.Dy()
-	ww, wh := fitSide(W, H, p.workSide)
-	im := &workImage{w: ww, h: wh, rgb: downscale(img, ww, wh)}
-	im.lab = toLab(im.rgb)
+	im := newWorkImage(img, p.workSide)
+	ww, wh := im.w, im.h
 	var h hint
 	if hintFull != nil {
 		h = make(hint, ww*wh)
@@ -87,6 +86,14 @@ func runHint(src image.Image, p params, hintFull []uint8) (*image.NRGBA, *image.
 	cleanMask(mask, ww, wh, p.keepFrac, p.holeFrac)
 	alpha := refine(img, mask, ww, wh)
 	return img, alpha, nil
+}
+
+// newWorkImage area-averages img to a longest side of at most side.
+func newWorkImage(img *image.NRGBA, side int) *workImage {
+	ww, wh := fitSide(img.Rect.Dx(), img.Rect.Dy(), side)
+	im := &workImage{w: ww, h: wh, rgb: downscale(img, ww, wh)}
+	im.lab = toLab(im.rgb)
+	return im
 }
 
 // fitSide scales w×h so that the longest side is at most side.

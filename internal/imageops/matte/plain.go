@@ -43,8 +43,8 @@ func plainStats(img image.Image, fg, ignore []bool, w, h int) (comps int, std, g
 			comps++
 		}
 	}
-	ww, wh := fitSide(w, h, 400)
-	lab := toLab(downscale(toNRGBA(img), ww, wh))
+	work := newWorkImage(toNRGBA(img), 400)
+	ww, wh, lab := work.w, work.h, work.lab
 	// obj: work pixels that contain any GT foreground or band pixel
 	obj := make([]bool, ww*wh)
 	for y := 0; y < h; y++ {

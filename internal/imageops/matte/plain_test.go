@@ -99,7 +99,8 @@ func TestPlainBackdrops(t *testing.T) {
 func TestPlainGate(t *testing.T) {
 	src, fg := figure(420, 360, false, 150)
 	comp, _, _ := studioComposite(src, fg, make([]bool, len(fg)), 420, 360, studioBackdrops[0], 1)
-	if analysePlain(workOf(comp), frameMask(workOf(comp).w, workOf(comp).h, defaultParams.frame)) == nil {
+	im := newWorkImage(comp, defaultParams.workSide)
+	if analysePlain(im, frameMask(im.w, im.h, defaultParams.frame)) == nil {
 		t.Error("studio backdrop not taken as plain")
 	}
 	wood := image.NewNRGBA(comp.Rect)
@@ -114,15 +115,8 @@ func TestPlainGate(t *testing.T) {
 			}
 		}
 	}
-	im := workOf(wood)
+	im = newWorkImage(wood, defaultParams.workSide)
 	if analysePlain(im, frameMask(im.w, im.h, defaultParams.frame)) != nil {
 		t.Error("wood-grain backdrop taken as plain")
 	}
-}
-
-func workOf(img *image.NRGBA) *workImage {
-	ww, wh := fitSide(img.Rect.Dx(), img.Rect.Dy(), defaultParams.workSide)
-	im := &workImage{w: ww, h: wh, rgb: downscale(img, ww, wh)}
-	im.lab = toLab(im.rgb)
-	return im
 }

@@ -22,7 +22,7 @@ func TestTune(t *testing.T) {
 		t.Skip("evaluation data not found at ../shared/data")
 	}
 	p := tuneParams(t)
-	res, err := evalGrabCut(dir, p, mode == "box", nil, os.Getenv("GENGATE_MATTE_PICS"), picSet())
+	res, err := evalGrabCut(dir, p, mode == "box", nil, os.Getenv("GENGATE_MATTE_PICS"), picSetFrom(os.Getenv("GENGATE_MATTE_PICNAMES")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +82,6 @@ func tuneParams(t *testing.T) params {
 	return p
 }
 
-func picSet() map[string]bool {
-	m := map[string]bool{}
-	for _, n := range strings.Fields(os.Getenv("GENGATE_MATTE_PICNAMES")) {
-		m[n] = true
-	}
-	return m
-}
-
 // TestEvaluate prints Evaluate's rows (GENGATE_MATTE_EVAL=1;
 // GENGATE_MATTE_PICS=dir also writes before/after pictures there).
 func TestEvaluate(t *testing.T) {
@@ -144,6 +136,7 @@ func TestTuneStudio(t *testing.T) {
 	fmt.Printf("mean %.4f over %d; per backdrop %v\n", sum/float64(len(res)), len(res), per)
 }
 
+// picSetFrom is the set of the space-separated names in s.
 func picSetFrom(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, n := range strings.Fields(s) {
