@@ -174,7 +174,8 @@ func (b *backdrop) dist(im *workImage, x, y int) float64 {
 // luminance ratio to the backdrop changes by less than shadowStep per
 // pixel. A cast shadow fades into the backdrop through its penumbra; a
 // grey object on a grey backdrop, however shadow-like its colour, has a
-// sharp edge and is left alone.
+// sharp edge where it meets the lit backdrop and is left alone (where it
+// meets its own shadow it may not have one: see needCaster).
 func softShadows(im *workImage, bd *backdrop, shadow []float32, off []float32) {
 	w, h := im.w, im.h
 	ratio := make([]float32, w*h)
