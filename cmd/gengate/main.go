@@ -8,6 +8,7 @@
 //	gengate review settle JOB-ID --refund|--deliver
 //	gengate migrate-data --from SRC --to DST
 //	gengate eval builtin [--sets DIR] [--pictures DIR]
+//	gengate bench submit [--clients 16] [--duration 5s] [--database URL]
 //
 // Every command takes --data and --database, with GENGATE_* environment
 // fallbacks, and works while a server runs on the same database.
@@ -42,6 +43,7 @@ commands:
   review settle JOB-ID --refund|--deliver
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
+  bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
 run "gengate <command> --help" for its flags`
 
 // run is the whole program, so that tests can run it in-process.
@@ -52,7 +54,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval") {
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench") {
 		sub, rest = rest[0], rest[1:]
 	}
 	switch cmd + " " + sub {
@@ -70,6 +72,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return reviewSettle(ctx, rest, getenv, stdout, stderr)
 	case "eval builtin":
 		return evalBuiltin(ctx, rest, getenv, stdout, stderr)
+	case "bench submit":
+		return benchSubmit(ctx, rest, getenv, stdout, stderr)
+	case "bench bare":
+		return benchBare(ctx, rest, getenv, stdout, stderr)
 	case "migrate-data ":
 		return migrateData(ctx, rest, getenv, stdout, stderr)
 	case "help ", "-h ", "--help ":

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gengate/gengate/internal/sqlstore"
+)
+
+// benchSubmit is "gengate bench submit": asynchronous submits per second
+// against gengate and against a bare net/http handler, in one run on one
+// machine, so that the ratio between them is what gengate adds. Both
+// servers are child processes of this one (the same binary); the clients
+// run here. docs/benchmarks.md explains the method and keeps the figures.
+func benchSubmit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var data, database, model string
+	var clients, rounds, workers int
+	var duration, delay time.Duration
+	f := newFlags("bench submit", getenv, stderr)
+	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
+	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
+	f.StringVar(&model, "model", "flux", "model of the generate requests")
+	f.IntVar(&clients, "clients", 16, "concurrent clients, each sending one request after the other")
+	f.IntVar(&rounds, "rounds", 1, "measured rounds against gengate, back to back (tasks pile up between them)")
+	f.IntVar(&workers, "workers", 4, "--workers of the gengate under test")
+	f.DurationVar(&duration, "duration", 5*time.Second, "length of each measured round")
+	f.DurationVar(&delay, "sandbox-delay", 60*time.Second, "--sandbox-delay of the gengate under test: workers only submit and schedule")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if clients < 1 || rounds < 1 || duration <= 0 {
+		return errors.New("--clients, --rounds and --duration must be positive")
+	}
+	if data == "" {
+		dir, err := os.MkdirTemp("", "gengate-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		data = dir
+	}
+	key, err := benchKey(ctx, database, data)
+	if err != nil {
+		return err
+	}
+	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
+		"--database", database, "--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	body := fmt.Sprintf(`{"type":"image","modelId":%q,"prompt":"a bench of the gateway"}`, model)
+	// One request first: its answer is what the bare handler sends back,
+	// and it proves the setup works before anything is measured.
+	status, answer, err := benchPost(http.DefaultClient, srv.base, key, body)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusAccepted {
+		return fmt.Errorf("gengate answered %d, not 202: %s", status, answer)
+	}
+	answerFile := filepath.Join(data, "bare-answer.json")
+	if err := os.WriteFile(answerFile, answer, 0o600); err != nil {
+		return err
+	}
+	bare, err := startBenchChild(ctx, filepath.Join(data, "bare.log"), "bench", "bare", "--addr", "127.0.0.1:0", "--answer", answerFile)
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+
+	db := "SQLite (synchronous=FULL)"
+	if sqlstore.IsPostgres(database) {
+		db = "PostgreSQL"
+	}
+	fmt.Fprintf(stdout, "gengate bench submit: %d clients, %s per round, %s, model %s, --sandbox-delay %s, --workers %d\n",
+		clients, duration, db, model, delay, workers)
+	fmt.Fprintf(stdout, "%-12s %10s %10s %10s %9s %8s %10s\n", "target", "submits/s", "p50", "p99", "ok", "errors", "server CPU")
+	var best float64
+	for i := range rounds {
+		r := benchRound(ctx, srv, key, body, clients, duration)
+		best = max(best, r.rate())
+		r.print(stdout, fmt.Sprintf("gengate #%d", i+1))
+	}
+	b := benchRound(ctx, bare, "", body, clients, duration)
+	b.print(stdout, "bare")
+	if b.rate() > 0 {
+		fmt.Fprintf(stdout, "ratio gengate/bare: %.3f (best gengate round)\n", best/b.rate())
+	}
+	return nil
+}
+
+// benchKey creates the account the clients use, with credits for any run.
+func benchKey(ctx context.Context, database, data string) (string, error) {
+	store, err := sqlstore.Open(ctx, database, data)
+	if err != nil {
+		return "", err
+	}
+	defer store.Close()
+	secret, _, err := createKey(ctx, store, "bench", 1_000_000_000)
+	return secret, err
+}
+
+// benchChild is a server started by the benchmark.
+type benchChild struct {
+	cmd  *exec.Cmd
+	base string
+	done chan struct{}
+}
+
+func startBenchChild(ctx context.Context, logPath string, args ...string) (*benchChild, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = logFile
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	c := &benchChild{cmd: cmd, done: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "gengate listening on "); ok {
+				ready <- rest
+			}
+		}
+		_ = cmd.Wait()
+		logFile.Close()
+		close(c.done)
+	}()
+	select {
+	case c.base = <-ready:
+		return c, nil
+	case <-c.done:
+		return nil, fmt.Errorf("%s ended before it listened; see %s", strings.Join(args, " "), logPath)
+	case <-time.After(time.Minute):
+	case <-ctx.Done():
+	}
+	c.stop()
+	return nil, fmt.Errorf("%s did not listen within a minute; see %s", strings.Join(args, " "), logPath)
+}
+
+// stop ends the child with SIGTERM, and SIGKILL if it takes too long.
+func (c *benchChild) stop() {
+	_ = c.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// cpu returns the child's user+system CPU time so far (Linux).
+func (c *benchChild) cpu() time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ is 100 on Linux
+}
+
+// rss returns the child's resident set size in bytes (Linux).
+func (c *benchChild) rss() int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+type benchResult struct {
+	ok, failed int
+	lat        []time.Duration
+	elapsed    time.Duration
+	cpu        time.Duration
+	firstErr   string
+}
+
+func (r benchResult) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+func (r benchResult) quantile(q float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	return r.lat[min(len(r.lat)-1, int(q*float64(len(r.lat))))]
+}
+
+func (r benchResult) print(w io.Writer, name string) {
+	fmt.Fprintf(w, "%-12s %10.0f %10s %10s %9d %8d %9.2fc\n", name, r.rate(), r.quantile(0.5).Round(10*time.Microsecond),
+		r.quantile(0.99).Round(10*time.Microsecond), r.ok, r.failed, r.cpu.Seconds()/r.elapsed.Seconds())
+	if r.firstErr != "" {
+		fmt.Fprintf(w, "  first error: %s\n", r.firstErr)
+	}
+}
+
+// benchRound sends generate requests from clients goroutines for d and
+// counts the 202s.
+func benchRound(ctx context.Context, c *benchChild, key, body string, clients int, d time.Duration) benchResult {
+	hc := &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: clients,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+	}, Timeout: time.Minute}
+	defer hc.CloseIdleConnections()
+	var stop atomic.Bool
+	var mu sync.Mutex
+	var res benchResult
+	var wg sync.WaitGroup
+	cpu0 := c.cpu()
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			var lat []time.Duration
+			ok, failed, firstErr := 0, 0, ""
+			for !stop.Load() && ctx.Err() == nil {
+				t0 := time.Now()
+				status, answer, err := benchPost(hc, c.base, key, body)
+				if err == nil && status != http.StatusAccepted {
+					err = fmt.Errorf("status %d: %.200s", status, answer)
+				}
+				if err != nil {
+					failed++
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+					continue
+				}
+				ok++
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			res.ok += ok
+			res.failed += failed
+			res.lat = append(res.lat, lat...)
+			if res.firstErr == "" {
+				res.firstErr = firstErr
+			}
+			mu.Unlock()
+		})
+	}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	stop.Store(true)
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.cpu = c.cpu() - cpu0
+	slices.Sort(res.lat)
+	return res
+}
+
+func benchPost(hc *http.Client, base, key, body string) (int, []byte, error) {
+	req, err := http.NewRequest("POST", base+"/api/v1/generate", strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "respond-async")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
+}
+
+// benchBare is "gengate bench bare": the bare net/http handler the
+// benchmark compares gengate with. It reads each request's body and answers
+// 202 with the body of a real gengate answer, as JSON, and nothing else.
+func benchBare(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var addr, answerFile string
+	f := newFlags("bench bare", getenv, stderr)
+	f.StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on")
+	f.StringVar(&answerFile, "answer", "", "file whose content every request is answered with")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	answer, err := os.ReadFile(answerFile)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write(answer)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
