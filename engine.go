@@ -149,6 +149,9 @@ const (
 	CodeContentPolicy = "CONTENT_POLICY"
 	CodeUpstream      = "UPSTREAM_ERROR"
 	CodeDeadline      = "DEADLINE_EXCEEDED"
+	// CodeRefusedAfterReview: an operator settled the task's review with a
+	// refund; it never ran upstream, or its output was not delivered.
+	CodeRefusedAfterReview = "REFUSED_AFTER_REVIEW"
 )
 
 // UpstreamError is an engine's report of an upstream's answer.

@@ -859,7 +859,7 @@ func (s *Service) Settle(ctx context.Context, id string, refund bool) (*Task, er
 		return nil, Errorf(EConflict, "task %s is %s, not needs_review", id, t.Status)
 	}
 	if refund {
-		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, EFailed, "refunded after review"
+		t.Status, t.ErrorCode, t.ErrorMessage = StatusFailed, CodeRefusedAfterReview, "refunded after review"
 		t.LeaseToken = ""
 		err = s.finishAsOperator(ctx, t, t.Cost)
 		return t, err

@@ -152,7 +152,7 @@ func TestProviderFailures(t *testing.T) {
 
 	fal.FailJobs("content_policy")
 	r := mustAPI(t, s.base, "POST", "/api/v1/generate", s.key, fluxBody, nil)
-	wantCode(t, r, http.StatusBadRequest)
+	wantCode(t, r, http.StatusUnprocessableEntity)
 	if r.str("code") != "GENERATION_FAILED" || r.str("reason") != "CONTENT_POLICY" || r.num("creditsRefunded") != 4 || r.num("remainingCredits") != 1000 {
 		t.Fatalf("content policy: %s", r.body)
 	}
@@ -162,7 +162,7 @@ func TestProviderFailures(t *testing.T) {
 
 	fal.FailJobs("error")
 	r = mustAPI(t, s.base, "POST", "/api/v1/generate", s.key, fluxBody, nil)
-	wantCode(t, r, http.StatusInternalServerError)
+	wantCode(t, r, http.StatusBadGateway)
 	if r.str("reason") != "UPSTREAM_ERROR" || r.num("remainingCredits") != 1000 {
 		t.Fatalf("upstream error: %s", r.body)
 	}

@@ -201,8 +201,10 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Errorf("refunded task: %s", r.body)
 	}
 	r = mustAPI(t, base, "POST", "/api/generation/jobs/"+refundID, key, nil, nil)
-	if r.str("code") != "GENERATION_FAILED" || r.num("creditsRefunded") != 4 || r.num("remainingCredits") != 992 {
-		t.Errorf("refunded task POST: %s; want GENERATION_FAILED, 4 refunded, 992 remaining", r.body)
+	wantCode(t, r, http.StatusConflict) // final: refused after review, not a server fault
+	if r.str("code") != "GENERATION_FAILED" || r.str("reason") != "REFUSED_AFTER_REVIEW" || r.json["refunded"] != true ||
+		r.num("creditsRefunded") != 4 || r.num("remainingCredits") != 992 {
+		t.Errorf("refunded task POST: %s; want GENERATION_FAILED, REFUSED_AFTER_REVIEW, 4 refunded, 992 remaining", r.body)
 	}
 	if out := cli(t, "review", "list", "--data", dir); strings.Contains(out, refundID) || !strings.Contains(out, deliverID) {
 		t.Errorf("review list after refund:\n%s", out)

@@ -145,6 +145,23 @@ func TestRespondAsync(t *testing.T) {
 	}
 }
 
+// TestRespondAsyncWinsOverWait: respond-async answers at once whatever
+// else Prefer holds (the spec: it "requests an immediate saved task"). The
+// task would finish at once, so a call that waited would answer 200.
+func TestRespondAsyncWinsOverWait(t *testing.T) {
+	for _, prefer := range []string{"respond-async, wait=10", "wait=10, respond-async", "wait=10,respond-async;x=1"} {
+		t.Run(prefer, func(t *testing.T) {
+			s := newStack(t, stackOpts{})
+			_, key := s.account(100)
+			r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": prefer})
+			wantAccepted(t, r)
+			if got := r.Header.Get("Preference-Applied"); got != "respond-async" {
+				t.Errorf("Preference-Applied %q, want respond-async", got)
+			}
+		})
+	}
+}
+
 // waitDone waits, woken by the service's events, until the task has left
 // the active states.
 func (s *stack) waitDone(accountID, id string) {

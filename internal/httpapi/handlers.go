@@ -43,7 +43,7 @@ func (a *api) handleGenerate() http.Handler {
 		wait := a.svc.SyncWait
 		var applied []string
 		switch {
-		case pref.async && pref.wait < 0:
+		case pref.async: // the spec: "requests an immediate saved task", whatever else Prefer holds
 			wait = 0
 			applied = append(applied, "respond-async")
 		case pref.wait >= 0:
@@ -51,9 +51,6 @@ func (a *api) handleGenerate() http.Handler {
 				wait = time.Duration(pref.wait) * time.Second
 			}
 			applied = append(applied, "wait="+strconv.Itoa(int(wait/time.Second)))
-			if pref.async {
-				applied = append(applied, "respond-async")
-			}
 		}
 		if len(applied) > 0 {
 			w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
@@ -137,19 +134,12 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 			Message: reviewMessage,
 			Extra:   map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "remainingCredits": o.Balance}})
 	default:
-		status := http.StatusInternalServerError
-		if t.InputFault {
-			status = http.StatusBadRequest
+		extra := map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "refunded": true,
+			"creditsRefunded": t.Cost, "remainingCredits": o.Balance}
+		if reason := failureReason(t); reason != "" {
+			extra["reason"] = reason
 		}
-		refunded := 0
-		if t.Status == gengate.StatusFailed {
-			refunded = t.Cost
-		}
-		extra := map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "creditsRefunded": refunded, "remainingCredits": o.Balance}
-		if t.ErrorCode != "" && t.ErrorCode != gengate.EFailed {
-			extra["reason"] = t.ErrorCode // UPSTREAM_REJECTED_INPUT, CONTENT_POLICY, UPSTREAM_ERROR, DEADLINE_EXCEEDED
-		}
-		writeProblem(w, r, status, &gengate.Error{Code: gengate.EFailed, Message: "the generation failed: " + t.ErrorMessage,
+		writeProblem(w, r, failureStatus(t), &gengate.Error{Code: gengate.EFailed, Message: "the generation failed: " + t.ErrorMessage,
 			Extra: extra})
 	}
 }
@@ -233,9 +223,9 @@ func (a *api) handleRead() http.Handler {
 		case gengate.StatusSucceeded:
 			a.addOutputs(body, r, t)
 		case gengate.StatusFailed:
-			e := map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "creditsRefunded": t.Cost}
-			if t.ErrorCode != "" && t.ErrorCode != gengate.EFailed {
-				e["reason"] = t.ErrorCode
+			e := map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "refunded": true, "creditsRefunded": t.Cost}
+			if reason := failureReason(t); reason != "" {
+				e["reason"] = reason
 			}
 			body["error"] = e
 		case gengate.StatusNeedsReview:
