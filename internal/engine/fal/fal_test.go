@@ -201,6 +201,9 @@ func TestInputVariants(t *testing.T) {
 				}
 			}
 			job.Inputs = c.inputs
+			if models[c.endpoint].noPrompt {
+				job.Prompt = ""
+			}
 			if _, err := run(t, e, job); err != nil {
 				t.Fatal(err)
 			}

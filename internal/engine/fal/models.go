@@ -22,8 +22,9 @@ const (
 	sizeImage
 	// sizeAspect: aspect_ratio as "16:9".
 	sizeAspect
-	// sizeSeedream: image_size {width,height} at the 2K or 4K resolution
-	// option (Seedream wants at least about 3.7 MP).
+	// sizeSeedream: image_size {width,height} at the 2K, 3K or 4K
+	// resolution option (Seedream wants at least about 3.7 MP; Seedream 5
+	// Lite at most 3072x3072 pixels, hence its 3K).
 	sizeSeedream
 	// sizeSeedreamAuto: image_size "auto_2K" or "auto_4K" (Seedream edit:
 	// the output follows the input image).
@@ -38,6 +39,9 @@ const (
 	durInt          // 4
 	durStr          // "5"
 	durSecs         // "8s"
+	// durNotSent: the endpoint makes one duration (durs) and has no
+	// duration field.
+	durNotSent
 )
 
 // spec is what one fal endpoint takes: the mapping of gengate's options to
@@ -72,6 +76,8 @@ type spec struct {
 	pick []pick
 	// fixed parameters sent as given.
 	fixed map[string]any
+	// noPrompt: the endpoint's schema has no prompt field.
+	noPrompt bool
 }
 
 // pick switches to another endpoint when an input is present ("imageUrl")
@@ -105,46 +111,46 @@ var models = map[string]spec{
 	"fal-ai/flux-2-pro/edit":                          {formats: jpegPNG, seed: true, in: imgs, need: needImg},
 	"fal-ai/flux-pro/kontext/text-to-image":           {size: sizeAspect, ratios: ratiosKontext, images: 4, formats: jpegPNG, seed: true, pick: []pick{{"imageUrl", "fal-ai/flux-pro/kontext"}}},
 	"fal-ai/flux-pro/kontext":                         {images: 4, formats: jpegPNG, seed: true, in: img, need: needImg},
-	"fal-ai/nano-banana":                              {size: sizeAspect, ratios: ratiosNano, images: 4, formats: jpegPNGWebP, pick: []pick{{"imageUrl", "fal-ai/nano-banana/edit"}}},
-	"fal-ai/nano-banana/edit":                         {images: 4, formats: jpegPNGWebP, in: imgs, need: needImg},
-	"fal-ai/nano-banana-pro":                          {size: sizeAspect, ratios: ratiosNano, images: 4, formats: jpegPNGWebP, res: []string{"1K", "2K", "4K"}, resParam: "resolution", pick: []pick{{"imageUrl", "fal-ai/nano-banana-pro/edit"}}},
-	"fal-ai/nano-banana-pro/edit":                     {images: 4, formats: jpegPNGWebP, res: []string{"1K", "2K", "4K"}, resParam: "resolution", in: imgs, need: needImg},
-	"fal-ai/nano-banana-2":                            {size: sizeAspect, ratios: ratiosNano, images: 4, formats: jpegPNGWebP, pick: []pick{{"imageUrl", "fal-ai/nano-banana-2/edit"}}},
-	"fal-ai/nano-banana-2/edit":                       {images: 4, formats: jpegPNGWebP, in: imgs, need: needImg},
+	"fal-ai/nano-banana":                              {size: sizeAspect, ratios: ratiosNano, images: 4, formats: jpegPNGWebP, seed: true, pick: []pick{{"imageUrl", "fal-ai/nano-banana/edit"}}},
+	"fal-ai/nano-banana/edit":                         {images: 4, formats: jpegPNGWebP, seed: true, in: imgs, need: needImg},
+	"fal-ai/nano-banana-pro":                          {size: sizeAspect, ratios: ratiosNano, images: 4, formats: jpegPNGWebP, seed: true, res: []string{"1K", "2K", "4K"}, resParam: "resolution", pick: []pick{{"imageUrl", "fal-ai/nano-banana-pro/edit"}}},
+	"fal-ai/nano-banana-pro/edit":                     {images: 4, formats: jpegPNGWebP, seed: true, res: []string{"1K", "2K", "4K"}, resParam: "resolution", in: imgs, need: needImg},
+	"fal-ai/nano-banana-2":                            {size: sizeAspect, ratios: ratiosNano, images: 4, formats: jpegPNGWebP, seed: true, res: []string{"0.5K", "1K", "2K", "4K"}, resParam: "resolution", pick: []pick{{"imageUrl", "fal-ai/nano-banana-2/edit"}}},
+	"fal-ai/nano-banana-2/edit":                       {images: 4, formats: jpegPNGWebP, seed: true, res: []string{"0.5K", "1K", "2K", "4K"}, resParam: "resolution", in: imgs, need: needImg},
 	"fal-ai/z-image/turbo":                            {size: sizeImage, images: 4, formats: jpegPNGWebP, seed: true},
-	"fal-ai/imagen4/preview/ultra":                    {size: sizeAspect, ratios: ratiosImagen, images: 4, formats: jpegPNG, seed: true, res: []string{"1K", "2K"}, resParam: "resolution"},
-	"fal-ai/imagen4/preview/fast":                     {size: sizeAspect, ratios: ratiosImagen, images: 4, formats: jpegPNG, seed: true},
+	"fal-ai/imagen4/preview/ultra":                    {size: sizeAspect, ratios: ratiosImagen, images: 4, formats: jpegPNGWebP, seed: true, res: []string{"1K", "2K"}, resParam: "resolution"},
+	"fal-ai/imagen4/preview/fast":                     {size: sizeAspect, ratios: ratiosImagen, images: 4, formats: jpegPNGWebP, seed: true},
 	"fal-ai/ideogram/v3":                              {size: sizeImage, images: 4, out: "png", seed: true, fixed: map[string]any{"rendering_speed": "TURBO"}},
 	"fal-ai/stable-diffusion-v35-large":               {size: sizeImage, images: 4, formats: jpegPNG, seed: true},
 	"fal-ai/bytedance/seedream/v4.5/text-to-image":    {size: sizeSeedream, images: 6, seed: true, res: []string{"2K", "4K"}, pick: []pick{{"imageUrl", "fal-ai/bytedance/seedream/v4.5/edit"}}},
 	"fal-ai/bytedance/seedream/v4.5/edit":             {size: sizeSeedreamAuto, images: 6, seed: true, res: []string{"2K", "4K"}, in: imgs, need: needImg},
-	"fal-ai/bytedance/seedream/v5/lite/text-to-image": {size: sizeSeedream, images: 6, seed: true, res: []string{"2K", "4K"}, pick: []pick{{"imageUrl", "fal-ai/bytedance/seedream/v5/lite/edit"}}},
-	"fal-ai/bytedance/seedream/v5/lite/edit":          {size: sizeSeedreamAuto, images: 6, seed: true, res: []string{"2K", "4K"}, in: imgs, need: needImg},
+	"fal-ai/bytedance/seedream/v5/lite/text-to-image": {size: sizeSeedream, images: 6, res: []string{"2K", "3K"}, pick: []pick{{"imageUrl", "fal-ai/bytedance/seedream/v5/lite/edit"}}},
+	"fal-ai/bytedance/seedream/v5/lite/edit":          {size: sizeSeedreamAuto, images: 6, res: []string{"2K", "3K"}, in: imgs, need: needImg},
 
 	// Image operations.
-	"fal-ai/birefnet/v2":                      {formats: []string{"png", "webp", "gif"}, in: img, need: needImg},
-	"fal-ai/bria/background/remove":           {out: "png", in: img, need: needImg},
+	"fal-ai/birefnet/v2":                      {noPrompt: true, formats: []string{"png", "webp", "gif"}, in: img, need: needImg},
+	"fal-ai/bria/background/remove":           {noPrompt: true, out: "png", in: img, need: needImg},
 	"fal-ai/bria/background/replace":          {in: img, need: needImg},
-	"fal-ai/object-removal/mask":              {in: map[string]string{"image": "image_url", "mask": "mask_url"}, need: []string{"image", "mask"}},
-	"fal-ai/bria/eraser":                      {out: "png", in: map[string]string{"image": "image_url", "mask": "mask_url"}, need: []string{"image", "mask"}},
-	"fal-ai/esrgan":                           {formats: jpegPNG, scales: []int64{2, 4}, in: img, need: needImg},
-	"fal-ai/image-apps-v2/photo-restoration":  {in: img, need: needImg},
+	"fal-ai/object-removal/mask":              {noPrompt: true, in: map[string]string{"image": "image_url", "mask": "mask_url"}, need: []string{"image", "mask"}},
+	"fal-ai/bria/eraser":                      {noPrompt: true, out: "png", in: map[string]string{"image": "image_url", "mask": "mask_url"}, need: []string{"image", "mask"}},
+	"fal-ai/esrgan":                           {noPrompt: true, formats: jpegPNG, scales: []int64{2, 4}, in: img, need: needImg},
+	"fal-ai/image-apps-v2/photo-restoration":  {noPrompt: true, in: img, need: needImg},
 	"fal-ai/qwen-image-edit":                  {images: 4, formats: jpegPNG, seed: true, in: map[string]string{"image": "image_url"}, need: []string{"image"}},
 	"fal-ai/qwen-image-edit-plus":             {images: 4, formats: jpegPNG, seed: true, in: map[string]string{"image": "image_urls"}, need: []string{"image"}},
-	"fal-ai/image-apps-v2/virtual-try-on":     {in: map[string]string{"personImage": "person_image_url", "clothImage": "clothing_image_url"}, need: []string{"personImage", "clothImage"}},
-	"fal-ai/kling/v1-5/kolors-virtual-try-on": {in: map[string]string{"personImage": "human_image_url", "clothImage": "garment_image_url"}, need: []string{"personImage", "clothImage"}},
-	"fal-ai/fashn/tryon/v1.6":                 {formats: jpegPNG, in: map[string]string{"personImage": "model_image", "clothImage": "garment_image"}, need: []string{"personImage", "clothImage"}},
-	"half-moon-ai/ai-face-swap/faceswapimage": {in: map[string]string{"swapImage": "source_face_url", "inputImage": "target_image_url"}, need: []string{"swapImage", "inputImage"}},
+	"fal-ai/image-apps-v2/virtual-try-on":     {noPrompt: true, in: map[string]string{"personImage": "person_image_url", "clothImage": "clothing_image_url"}, need: []string{"personImage", "clothImage"}},
+	"fal-ai/kling/v1-5/kolors-virtual-try-on": {noPrompt: true, in: map[string]string{"personImage": "human_image_url", "clothImage": "garment_image_url"}, need: []string{"personImage", "clothImage"}},
+	"fal-ai/fashn/tryon/v1.6":                 {noPrompt: true, formats: jpegPNG, in: map[string]string{"personImage": "model_image", "clothImage": "garment_image"}, need: []string{"personImage", "clothImage"}},
+	"half-moon-ai/ai-face-swap/faceswapimage": {noPrompt: true, in: map[string]string{"swapImage": "source_face_url", "inputImage": "target_image_url"}, need: []string{"swapImage", "inputImage"}},
 
 	// Video.
-	"fal-ai/sora-2/text-to-video":                     {size: sizeAspect, ratios: ratiosWide, dur: durInt, durs: []int64{4, 8, 12}, pick: []pick{{"imageUrl", "fal-ai/sora-2/image-to-video"}}},
-	"fal-ai/sora-2/image-to-video":                    {dur: durInt, durs: []int64{4, 8, 12}, in: img, need: needImg},
+	"fal-ai/sora-2/text-to-video":                     {size: sizeAspect, ratios: ratiosWide, dur: durStr, durs: []int64{4, 8, 12, 16, 20}, pick: []pick{{"imageUrl", "fal-ai/sora-2/image-to-video"}}},
+	"fal-ai/sora-2/image-to-video":                    {dur: durStr, durs: []int64{4, 8, 12, 16, 20}, in: img, need: needImg},
 	"fal-ai/veo3.1":                                   {size: sizeAspect, ratios: ratiosWide, dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p", "4k"}, resParam: "resolution", audio: true, seed: true, pick: []pick{{"inputs.lastFrameUrl", "fal-ai/veo3.1/first-last-frame-to-video"}, {"imageUrl", "fal-ai/veo3.1/image-to-video"}}},
 	"fal-ai/veo3.1/image-to-video":                    {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p", "4k"}, resParam: "resolution", audio: true, seed: true, in: img, need: needImg},
-	"fal-ai/veo3.1/first-last-frame-to-video":         {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p"}, resParam: "resolution", audio: true, seed: true, in: map[string]string{"imageUrl": "first_frame_url", "inputs.lastFrameUrl": "last_frame_url"}, need: []string{"imageUrl", "inputs.lastFrameUrl"}},
+	"fal-ai/veo3.1/first-last-frame-to-video":         {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p", "4k"}, resParam: "resolution", audio: true, seed: true, in: map[string]string{"imageUrl": "first_frame_url", "inputs.lastFrameUrl": "last_frame_url"}, need: []string{"imageUrl", "inputs.lastFrameUrl"}},
 	"fal-ai/veo3.1/fast":                              {size: sizeAspect, ratios: ratiosWide, dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p", "4k"}, resParam: "resolution", audio: true, seed: true, pick: []pick{{"inputs.lastFrameUrl", "fal-ai/veo3.1/fast/first-last-frame-to-video"}, {"imageUrl", "fal-ai/veo3.1/fast/image-to-video"}}},
 	"fal-ai/veo3.1/fast/image-to-video":               {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p", "4k"}, resParam: "resolution", audio: true, seed: true, in: img, need: needImg},
-	"fal-ai/veo3.1/fast/first-last-frame-to-video":    {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p"}, resParam: "resolution", audio: true, seed: true, in: map[string]string{"imageUrl": "first_frame_url", "inputs.lastFrameUrl": "last_frame_url"}, need: []string{"imageUrl", "inputs.lastFrameUrl"}},
+	"fal-ai/veo3.1/fast/first-last-frame-to-video":    {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p", "4k"}, resParam: "resolution", audio: true, seed: true, in: map[string]string{"imageUrl": "first_frame_url", "inputs.lastFrameUrl": "last_frame_url"}, need: []string{"imageUrl", "inputs.lastFrameUrl"}},
 	"fal-ai/veo3":                                     {size: sizeAspect, ratios: ratiosWide, dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p"}, resParam: "resolution", audio: true, seed: true, pick: []pick{{"imageUrl", "fal-ai/veo3/image-to-video"}}},
 	"fal-ai/veo3/image-to-video":                      {dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p"}, resParam: "resolution", audio: true, seed: true, in: img, need: needImg},
 	"fal-ai/veo3/fast":                                {size: sizeAspect, ratios: ratiosWide, dur: durSecs, durs: []int64{4, 6, 8}, res: []string{"720p", "1080p"}, resParam: "resolution", audio: true, seed: true, pick: []pick{{"imageUrl", "fal-ai/veo3/fast/image-to-video"}}},
@@ -156,8 +162,8 @@ var models = map[string]spec{
 	// Hailuo's standard tier is 768p and its pro tier 1080p (6 s only).
 	"fal-ai/minimax/hailuo-2.3/standard/text-to-video":       {dur: durStr, durs: []int64{6, 10}, res: []string{"768p"}, pick: []pick{{"resolution=1080p", "fal-ai/minimax/hailuo-2.3/pro/text-to-video"}, {"imageUrl", "fal-ai/minimax/hailuo-2.3/standard/image-to-video"}}},
 	"fal-ai/minimax/hailuo-2.3/standard/image-to-video":      {dur: durStr, durs: []int64{6, 10}, res: []string{"768p"}, in: img, need: needImg, pick: []pick{{"resolution=1080p", "fal-ai/minimax/hailuo-2.3/pro/image-to-video"}}},
-	"fal-ai/minimax/hailuo-2.3/pro/text-to-video":            {dur: durStr, durs: []int64{6}, res: []string{"1080p"}, pick: []pick{{"imageUrl", "fal-ai/minimax/hailuo-2.3/pro/image-to-video"}}},
-	"fal-ai/minimax/hailuo-2.3/pro/image-to-video":           {dur: durStr, durs: []int64{6}, res: []string{"1080p"}, in: img, need: needImg},
+	"fal-ai/minimax/hailuo-2.3/pro/text-to-video":            {dur: durNotSent, durs: []int64{6}, res: []string{"1080p"}, pick: []pick{{"imageUrl", "fal-ai/minimax/hailuo-2.3/pro/image-to-video"}}},
+	"fal-ai/minimax/hailuo-2.3/pro/image-to-video":           {dur: durNotSent, durs: []int64{6}, res: []string{"1080p"}, in: img, need: needImg},
 	"fal-ai/minimax/hailuo-2.3-fast/standard/image-to-video": {dur: durStr, durs: []int64{6, 10}, res: []string{"768p"}, in: img, need: needImg},
 	"fal-ai/bytedance/seedance/v1/pro/fast/text-to-video":    {size: sizeAspect, ratios: ratiosSeed, dur: durStr, durs: []int64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, res: []string{"480p", "720p", "1080p"}, resParam: "resolution", seed: true, pick: []pick{{"imageUrl", "fal-ai/bytedance/seedance/v1/pro/fast/image-to-video"}}},
 	"fal-ai/bytedance/seedance/v1/pro/fast/image-to-video":   {dur: durStr, durs: []int64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, res: []string{"480p", "720p", "1080p"}, resParam: "resolution", seed: true, in: img, need: needImg},
@@ -249,7 +255,11 @@ func (p *planner) refuse(field, format string, args ...any) {
 
 func (p *planner) build() {
 	job, sp := p.job, p.sp
-	if job.Prompt != "" {
+	switch {
+	case job.Prompt == "":
+	case sp.noPrompt:
+		p.refuse("prompt", "this endpoint takes no prompt")
+	default:
 		p.body["prompt"] = job.Prompt
 	}
 	p.inputs()
@@ -327,7 +337,10 @@ func (p *planner) aspect() {
 		p.body["aspect_ratio"] = ar
 	case sizeSeedream:
 		area := 2048 * 2048
-		if p.job.Options["resolution"] == "4K" {
+		switch p.job.Options["resolution"] {
+		case "3K":
+			area = 3072 * 3072
+		case "4K":
 			area = 4096 * 4096
 		}
 		w, h, ok := sides(ar, area)
@@ -423,6 +436,8 @@ func (p *planner) option(name string, v any) {
 			p.body["duration"] = strconv.FormatInt(d, 10)
 		case sp.dur == durSecs:
 			p.body["duration"] = strconv.FormatInt(d, 10) + "s"
+		case sp.dur == durNotSent:
+			// The endpoint's one duration; it has no field for it.
 		}
 	case "resolution":
 		r := fmt.Sprint(v)

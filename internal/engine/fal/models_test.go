@@ -97,7 +97,7 @@ func TestValidate(t *testing.T) {
 		{"flux 5 outputs", "fal-ai/flux/dev", "image", "1:1", 5, "png", nil, nil, []string{"numOutputs"}},
 		{"flux webp", "fal-ai/flux/dev", "image", "1:1", 1, "webp", nil, nil, []string{"outputFormat"}},
 		{"nano-banana 9:21", "fal-ai/nano-banana", "image", "9:21", 1, "png", nil, nil, []string{"aspectRatio"}},
-		{"nano-banana seed", "fal-ai/nano-banana", "image", "1:1", 1, "png", map[string]any{"seed": int64(1)}, nil, []string{"seed"}},
+		{"nano-banana seed", "fal-ai/nano-banana", "image", "1:1", 1, "png", map[string]any{"seed": int64(1)}, nil, nil},
 		{"nano-banana-pro 4K", "fal-ai/nano-banana-pro", "image", "1:1", 1, "png", map[string]any{"resolution": "4K"}, nil, nil},
 		{"bria remove webp", "fal-ai/bria/background/remove", "image", "", 1, "webp", nil, img, []string{"outputFormat"}},
 		{"birefnet webp", "fal-ai/birefnet/v2", "image", "", 1, "webp", nil, img, nil},
@@ -112,6 +112,11 @@ func TestValidate(t *testing.T) {
 		{"pixverse 1080p 5 s", "fal-ai/pixverse/v5/text-to-video", "video", "16:9", 1, "mp4", map[string]any{"duration": int64(5), "resolution": "1080p"}, nil, nil},
 		{"hailuo 1080p 10 s", "fal-ai/minimax/hailuo-2.3/standard/text-to-video", "video", "", 1, "mp4", map[string]any{"duration": int64(10), "resolution": "1080p"}, nil, []string{"duration"}},
 		{"sora 1:1 and 5 s", "fal-ai/sora-2/text-to-video", "video", "1:1", 1, "mp4", map[string]any{"duration": int64(5)}, nil, []string{"aspectRatio", "duration"}},
+		{"sora 16 s", "fal-ai/sora-2/text-to-video", "video", "16:9", 1, "mp4", map[string]any{"duration": int64(16)}, nil, nil},
+		{"seedream 5 lite 4K", "fal-ai/bytedance/seedream/v5/lite/text-to-image", "image", "1:1", 1, "png", map[string]any{"resolution": "4K"}, nil, []string{"resolution"}},
+		{"seedream 5 lite seed", "fal-ai/bytedance/seedream/v5/lite/text-to-image", "image", "1:1", 1, "png", map[string]any{"seed": int64(3)}, nil, []string{"seed"}},
+		{"imagen webp", "fal-ai/imagen4/preview/fast", "image", "1:1", 1, "webp", nil, nil, nil},
+		{"veo 3.1 first-last frame 4k", "fal-ai/veo3.1", "video", "16:9", 1, "mp4", map[string]any{"duration": int64(8), "resolution": "4k"}, map[string]gengate.Input{"imageUrl": {}, "inputs.lastFrameUrl": {}}, nil},
 		{"quality on flux", "fal-ai/flux/dev", "image", "1:1", 1, "png", map[string]any{"quality": "high"}, nil, []string{"quality"}},
 		{"unknown endpoint", "someone/custom-model", "image", "7:5", 3, "webp", map[string]any{"quality": "high", "seed": int64(2)}, nil, nil},
 	}
@@ -123,6 +128,9 @@ func TestValidate(t *testing.T) {
 			}
 			job := gengate.Job{Route: gengate.Route{Engine: "fal", Upstream: c.route}, Type: c.typ, Prompt: "x",
 				AspectRatio: c.ar, NumOutputs: c.n, OutputFormat: c.format, Options: opts, Inputs: c.inputs}
+			if models[c.route].noPrompt {
+				job.Prompt = ""
+			}
 			err := New(Config{}).Validate(job)
 			if c.bad == nil {
 				if err != nil {
@@ -156,7 +164,8 @@ func TestHailuoTiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.endpoint != "fal-ai/minimax/hailuo-2.3/pro/image-to-video" || req.body["duration"] != "6" {
+	// The pro tier makes 6 s only and its schema has no duration field.
+	if _, sent := req.body["duration"]; req.endpoint != "fal-ai/minimax/hailuo-2.3/pro/image-to-video" || sent {
 		t.Errorf("endpoint %s body %v", req.endpoint, req.body)
 	}
 	if _, ok := req.body["resolution"]; ok || !strings.HasPrefix(req.body["image_url"].(string), "data:") {

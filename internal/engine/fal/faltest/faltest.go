@@ -35,6 +35,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gengate/gengate/internal/engine/schematest"
 	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
@@ -168,6 +169,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string)
 			"loc": []any{"body"}, "msg": "Input should be a valid dictionary", "type": "dict_type"}}})
 		return
 	}
+	if sc, ok := Schemas[endpoint]; ok {
+		if ps := sc.Check(body); len(ps) > 0 {
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": detail(ps)})
+			return
+		}
+	}
 	if loc, ok := badInput(body); !ok {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
 			"loc": []any{"body", loc}, "msg": "Failed to load the image. Please ensure the image file is not corrupted and is in a supported format.",
@@ -193,6 +200,18 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string)
 	base := s.srv.URL + "/" + ownerApp(endpoint) + "/requests/" + j.id
 	writeJSON(w, http.StatusOK, map[string]any{"status": "IN_QUEUE", "request_id": j.id,
 		"response_url": base, "status_url": base + "/status", "cancel_url": base + "/cancel", "queue_position": 0})
+}
+
+// detail is fal's 422 "detail" list for schema problems (pydantic's
+// error types).
+func detail(ps []schematest.Problem) []any {
+	types := map[string]string{"missing": "missing", "extra": "extra_forbidden", "type": "type_error",
+		"enum": "literal_error", "range": "value_error.number", "rule": "value_error"}
+	out := make([]any, len(ps))
+	for i, p := range ps {
+		out[i] = map[string]any{"loc": []any{"body", p.Field}, "msg": p.Msg, "type": types[p.Kind]}
+	}
+	return out
 }
 
 // badInput checks every file parameter holds a URL or a data: URI of a
