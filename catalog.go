@@ -176,7 +176,12 @@ func (c *Catalog) Override(p PriceOverrides) error {
 		}
 	}
 	for _, id := range ids {
-		c.byID[id].Credits = p[id]
+		m := c.byID[id]
+		m.Credits = p[id]
+		// The catalog's note quotes the default figures: replace it, so the
+		// listing never shows a price beside one it does not charge.
+		m.Pricing.Note = fmt.Sprintf("Price set by this server's operator: %d credits with default settings%s.",
+			p[id], map[string]string{PerOutput: ", per image", PerSecond: ", in proportion to the duration"}[m.Pricing.Unit])
 	}
 	return nil
 }

@@ -794,7 +794,12 @@ func (s *Service) finish(ctx context.Context, t *Task, refund int) error {
 	if t.Status.Done() {
 		s.deleteInputs(ctx, t)
 	}
-	s.log().InfoContext(ctx, "task finished", "jobId", t.ID, "status", t.Status, "refund", refund)
+	level := slog.LevelInfo
+	if t.Status == StatusFailed {
+		level = slog.LevelWarn // an operator looks at failures; successes are routine
+	}
+	s.log().Log(ctx, level, "task finished", "jobId", t.ID, "status", t.Status, "refund", refund,
+		"reason", t.ErrorCode, "model", t.ModelID)
 	s.Events.Publish(t.ID)
 	return nil
 }

@@ -29,9 +29,13 @@ func TestPriceOverrides(t *testing.T) {
 		filepath.Join(dir, "missing.json"),
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--prices", bad}, noEnv, &stdout, &stderr)
+		data := filepath.Join(t.TempDir(), "data")
+		err := run(context.Background(), []string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--prices", bad}, noEnv, &stdout, &stderr)
 		if err == nil || strings.Contains(stdout.String(), "listening") {
 			t.Errorf("--prices %s: server started (err %v)", filepath.Base(bad), err)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("--prices %s: the refused start left a data directory behind (%v)", filepath.Base(bad), err)
 		}
 	}
 
@@ -40,9 +44,15 @@ func TestPriceOverrides(t *testing.T) {
 	models := mustAPI(t, s.base, "GET", "/api/v1/models", s.key, nil, nil)
 	wantCode(t, models, http.StatusOK)
 	credits := map[string]float64{}
+	notes := map[string]string{}
 	for _, m := range models.json["models"].([]any) {
 		m := m.(map[string]any)
 		credits[m["id"].(string)] = m["credits"].(float64)
+		notes[m["id"].(string)], _ = m["pricing"].(map[string]any)["note"].(string)
+	}
+	// The listing's note never quotes the figure the override replaced.
+	if strings.Contains(notes["openai-sora-2"], "50 credits") || !strings.Contains(notes["openai-sora-2"], "60 credits") {
+		t.Errorf("openai-sora-2 pricing note after the override: %q", notes["openai-sora-2"])
 	}
 	if credits["flux"] != 5 || credits["openai-sora-2"] != 60 || credits["flux-schnell"] != 2 {
 		t.Fatalf("listed credits flux %v, sora %v, flux-schnell %v; want 5, 60, 2", credits["flux"], credits["openai-sora-2"], credits["flux-schnell"])

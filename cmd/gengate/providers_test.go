@@ -166,6 +166,10 @@ func TestProviderFailures(t *testing.T) {
 	if r.str("reason") != "UPSTREAM_ERROR" || r.num("remainingCredits") != 1000 {
 		t.Fatalf("upstream error: %s", r.body)
 	}
+	// Failures are logged at WARN, where an operator looks.
+	poll(t, 10*time.Second, 20*time.Millisecond, "the failure in the log at WARN", func() bool {
+		return strings.Contains(s.stderr.String(), `"level":"WARN","msg":"task finished"`)
+	})
 	job := mustAPI(t, s.base, "GET", "/api/generation/jobs/"+r.str("jobId"), s.key, nil, nil)
 	if e, _ := job.json["error"].(map[string]any); e == nil || e["reason"] != "UPSTREAM_ERROR" {
 		t.Errorf("GET shows %s", job.body)

@@ -285,6 +285,10 @@ func TestShutdownEndsSyncWaits(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("shutdown took %s with a request waiting", el)
 	}
+	// The operator sees the shutdown in the log, from its start to its end.
+	if logs := srv.stderr.String(); !strings.Contains(logs, `"msg":"shutting down`) || !strings.Contains(logs, `"msg":"stopped"`) {
+		t.Errorf("the log does not show the shutdown:\n%s", logs)
+	}
 	select {
 	case r := <-answered:
 		if r.status != http.StatusAccepted || r.str("jobId") != id {

@@ -30,15 +30,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 
-	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	blobs, err := blob.Open(cfg.Storage, filepath.Join(cfg.Data, "files"), getenv)
-	if err != nil {
-		return err
-	}
+	// Every file the operator gave is checked before anything is created:
+	// a bad --prices or --config leaves no data directory behind.
 	catalog, err := gengate.DefaultCatalog()
 	if err != nil {
 		return err
@@ -53,6 +46,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay)
+	if err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	blobs, err := blob.Open(cfg.Storage, filepath.Join(cfg.Data, "files"), getenv)
 	if err != nil {
 		return err
 	}
@@ -111,8 +113,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintln(stdout, "gengate worker running")
 		<-ctx.Done()
 	}
+	log.Info("shutting down: waiting requests answer with their tasks, running steps get the grace period",
+		"grace", cfg.ShutdownGrace.String())
 	cancel()
 	wg.Wait()
+	log.Info("stopped")
 	return srvErr
 }
 
