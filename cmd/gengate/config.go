@@ -162,7 +162,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
 		f.dur(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and task steps may finish after SIGTERM"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
-		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs on loopback and private networks"),
+		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
 		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),

@@ -45,7 +45,7 @@ func TestBuildEngines(t *testing.T) {
 			fc, err := loadFileConfig(path)
 			var engs *engines
 			if err == nil {
-				engs, err = buildEngines(fc, catalog, func(k string) string { return tc.env[k] }, 0)
+				engs, err = buildEngines(fc, catalog, func(k string) string { return tc.env[k] }, 0, false)
 			}
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -77,7 +77,7 @@ func TestRouteParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engs, err := buildEngines(fc, catalog, func(string) string { return "" }, 0)
+	engs, err := buildEngines(fc, catalog, func(string) string { return "" }, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

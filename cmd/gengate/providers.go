@@ -20,7 +20,10 @@ import (
 	"github.com/gengate/gengate/internal/engine/openai"
 	"github.com/gengate/gengate/internal/engine/replicate"
 	"github.com/gengate/gengate/internal/engine/sandbox"
+	"github.com/gengate/gengate/internal/engine/upstream"
 )
+
+type upstreamConfig = upstream.Config
 
 // fileConfig is the --config YAML file: upstream providers and the routes
 // of models to them. docs/providers.md documents it.
@@ -39,6 +42,13 @@ type providerConfig struct {
 	Type    string `yaml:"type"`
 	APIKey  string `yaml:"apiKey"`
 	BaseURL string `yaml:"baseUrl"`
+	// allowPrivate is --allow-private-inputs: output downloads from hosts
+	// other than the provider's own may reach private addresses.
+	allowPrivate bool
+}
+
+func (p providerConfig) upstream() upstreamConfig {
+	return upstreamConfig{APIKey: p.APIKey, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate}
 }
 
 // providerEnv is the usual environment variable of each provider: setting
@@ -55,25 +65,25 @@ var providerEnv = map[string]string{
 // engineKinds builds an engine of each kind from its provider settings.
 var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine, error){
 	"comfyui": func(_ string, p providerConfig) (gengate.Engine, error) {
-		return comfyui.New(comfyui.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+		return comfyui.New(p.upstream()), nil
 	},
 	"fal": func(_ string, p providerConfig) (gengate.Engine, error) {
-		return fal.New(fal.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+		return fal.New(p.upstream()), nil
 	},
 	"google": func(_ string, p providerConfig) (gengate.Engine, error) {
-		return google.New(google.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+		return google.New(p.upstream()), nil
 	},
 	"openai": func(_ string, p providerConfig) (gengate.Engine, error) {
-		return openai.New(openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+		return openai.New(p.upstream()), nil
 	},
 	"openai-compatible": func(name string, p providerConfig) (gengate.Engine, error) {
 		if p.BaseURL == "" {
 			return nil, errors.New("an openai-compatible provider needs baseUrl")
 		}
-		return openai.NewCompatible(name, openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+		return openai.NewCompatible(name, p.upstream()), nil
 	},
 	"replicate": func(_ string, p providerConfig) (gengate.Engine, error) {
-		return replicate.New(replicate.Config{APIKey: p.APIKey, BaseURL: p.BaseURL}), nil
+		return replicate.New(p.upstream()), nil
 	},
 }
 
@@ -127,7 +137,7 @@ type engines struct {
 // built-in engines always, and one engine per configured provider, from
 // the file or, with no file entry, from the provider's usual environment
 // variable. Secrets are used only to build the engines.
-func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration) (*engines, error) {
+func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration, allowPrivate bool) (*engines, error) {
 	out := &engines{All: map[string]gengate.Engine{"sandbox": sandbox.New(sandboxDelay), "builtin": builtin.New()},
 		Routes: map[string][]gengate.Route{}}
 	providers := map[string]providerConfig{}
@@ -163,6 +173,7 @@ func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) 
 		providers[name] = p
 	}
 	for name, p := range providers {
+		p.allowPrivate = allowPrivate
 		build, ok := engineKinds[p.Type]
 		if !ok {
 			return nil, fmt.Errorf("providers.%s: unknown provider type %q (known: %s)", name, p.Type, strings.Join(kinds(), ", "))

@@ -45,7 +45,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay)
+	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay, cfg.AllowPrivate)
 	if err != nil {
 		return err
 	}

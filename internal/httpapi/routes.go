@@ -104,7 +104,7 @@ func (a *api) requestID(next http.Handler) http.Handler {
 		took := time.Since(start)
 		// The mux has set r.Pattern to the route that matched.
 		a.metrics.observe(r.Pattern, rec.status, took)
-		a.log.InfoContext(r.Context(), "request", "requestId", id, "method", r.Method, "path", r.URL.Path,
+		a.log.InfoContext(r.Context(), "request", "requestId", id, "method", r.Method, "path", logPath(r),
 			"status", rec.status, "ms", took.Milliseconds())
 	})
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/fetch"
 )
 
 // Timeouts for one call; the task's step lease is longer than each.
@@ -52,8 +53,16 @@ type Client struct {
 	// BaseURL is prefixed to relative paths.
 	BaseURL string
 	HTTP    *http.Client
-	// Auth sets the credentials on a request.
+	// Auth sets the credentials on a request. It is called only for
+	// requests to BaseURL's scheme, host and port (see Own).
 	Auth func(*http.Request)
+	// AllowPrivate lets requests to hosts other than the provider's own
+	// (output files) go to loopback and private addresses; without it they
+	// pass the same address guard as input fetches.
+	AllowPrivate bool
+	// guard is the guarded transport for other hosts; nil builds one per
+	// call.
+	guard http.RoundTripper
 	// Secrets are removed from every message that leaves the client.
 	Secrets []string
 	// Explain reads an error answer's body: the failure code
@@ -126,13 +135,10 @@ func (c *Client) do(ctx context.Context, r Request) (status int, hdr http.Header
 	for k, vs := range r.Header {
 		req.Header[k] = vs
 	}
-	if c.Auth != nil {
-		c.Auth(req)
-	}
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
-	resp, err := c.httpClient().Do(req)
+	resp, err := c.client().Do(req)
 	if err != nil {
 		return 0, nil, nil, wrote.Load(), err
 	}
@@ -353,8 +359,9 @@ func RetryAfter(h string, now time.Time) time.Duration {
 }
 
 // Download fetches an output file from url (absolute, or relative to the
-// base URL) with the client's credentials when the URL is the provider's
-// own, checks that it is an image or a video as kind says ("image",
+// base URL) with the client's credentials when the URL is on the
+// provider's own origin (scheme, host and port) and through the address
+// guard when it is not (see origin.go), checks that it is an image or a video as kind says ("image",
 // "video") and at most MaxDownload bytes, and returns it as an Output.
 // Failures are Busy or plain errors, like Poll's.
 func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output, error) {
@@ -365,10 +372,11 @@ func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output
 	if err != nil {
 		return gengate.Output{}, fmt.Errorf("%s: output url: %s", c.Name, c.Clean(err.Error()))
 	}
-	if c.Auth != nil && strings.HasPrefix(full, strings.TrimRight(c.BaseURL, "/")) {
-		c.Auth(req)
+	resp, err := c.client().Do(req)
+	if fetch.AddrNotAllowed(err) {
+		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: c.Name + " gave an output URL on a private or loopback address, which is not allowed"}
 	}
-	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
 			Message: c.Name + " output download failed: " + c.Clean(rootCause(err))}
@@ -478,6 +486,10 @@ type Config struct {
 	BaseURL string
 	// HTTP is the client for every call; nil is NewHTTPClient().
 	HTTP *http.Client
+	// AllowPrivateOutputs lets output downloads from hosts other than the
+	// provider's own reach loopback and private addresses
+	// (--allow-private-inputs); the provider's own host is always allowed.
+	AllowPrivateOutputs bool
 }
 
 // NewClient builds a provider engine's client from cfg: its base URL (def
@@ -490,7 +502,15 @@ func NewClient(name string, cfg Config, def, header, prefix string, explain func
 	if cfg.HTTP == nil {
 		cfg.HTTP = NewHTTPClient()
 	}
-	c := &Client{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), HTTP: cfg.HTTP, Explain: explain}
+	c := &Client{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), HTTP: cfg.HTTP, Explain: explain,
+		AllowPrivate: cfg.AllowPrivateOutputs}
+	if !c.AllowPrivate {
+		base := cfg.HTTP.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		c.guard = guardTransport(base, false)
+	}
 	if key := cfg.APIKey; key != "" {
 		c.Auth = func(r *http.Request) { r.Header.Set(header, prefix+key) }
 		c.Secrets = []string{key}

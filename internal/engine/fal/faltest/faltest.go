@@ -60,6 +60,8 @@ type Server struct {
 	byPrompt     map[string]int
 	cancels      int
 	lastEndpoint string
+	fileBase     string
+	fileAuth     []string
 }
 
 type job struct {
@@ -120,10 +122,31 @@ func (s *Server) LastEndpoint() string {
 	return s.lastEndpoint
 }
 
+// SetFileBase makes the output URLs of results completed from now on
+// start with base instead of the fake's URL: a CDN elsewhere, or a
+// look-alike host in a credential test (the test's client then connects
+// every host to the fake).
+func (s *Server) SetFileBase(base string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fileBase = base
+}
+
+// FileAuth returns the Authorization header of every output file request,
+// "" for those that came without one.
+func (s *Server) FileAuth() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.fileAuth...)
+}
+
 // ServeHTTP routes the fake's API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
 	if name, ok := strings.CutPrefix(path, "files/"); ok && r.Method == http.MethodGet {
+		s.mu.Lock()
+		s.fileAuth = append(s.fileAuth, r.Header.Get("Authorization"))
+		s.mu.Unlock()
 		s.serveFile(w, name)
 		return
 	}
@@ -398,6 +421,9 @@ func (s *Server) makeResult(j *job) []byte {
 
 func (s *Server) serve(name string, data []byte, ctype string) string {
 	s.files[name] = servedFile{data, ctype}
+	if s.fileBase != "" {
+		return s.fileBase + "/files/" + name
+	}
 	return s.srv.URL + "/files/" + name
 }
 

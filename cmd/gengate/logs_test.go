@@ -1,0 +1,78 @@
+package main
+
+import (
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"testing"
+)
+
+// assertNoSecrets fails t for every secret (key, file token, session,
+// password) that appears in logs.
+func assertNoSecrets(t *testing.T, logs string, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if len(s) < 8 {
+			t.Fatalf("secret %q is too short to search for", s)
+		}
+		if strings.Contains(logs, s) {
+			t.Errorf("the logs hold the secret %q", s)
+		}
+	}
+}
+
+// fileToken is the token of an output URL: /files/<token>.<ext>.
+func fileToken(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil || !strings.HasPrefix(u.Path, "/files/") {
+		t.Fatalf("output URL %q", raw)
+	}
+	tok, _, _ := strings.Cut(path.Base(u.Path), ".")
+	return tok
+}
+
+// TestLogsHoldNoSecrets runs traffic through the real server (generate,
+// job reads, file GET, HEAD and ranges, wrong keys and tokens, keys
+// created while it runs) and greps everything it logged for every secret
+// the traffic carried.
+func TestLogsHoldNoSecrets(t *testing.T) {
+	dir := t.TempDir()
+	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0")
+	base := srv.base
+	secrets := []string{srv.key}
+	key2 := lastLine(cli(t, "keys", "create", "--data", dir, "--credits", "50", "--name", "second"))
+	secrets = append(secrets, key2)
+	for i, key := range []string{srv.key, key2, srv.key} {
+		r := mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux", "prompt": "fox " + string(rune('a'+i))}, nil)
+		wantCode(t, r, http.StatusOK)
+		wantCode(t, mustAPI(t, base, "GET", "/api/generation/jobs/"+r.str("jobId"), key, nil, nil), http.StatusOK)
+		for _, u := range outputURLs(r) {
+			secrets = append(secrets, fileToken(t, u))
+			if _, err := download(u); err != nil {
+				t.Fatal(err)
+			}
+			p := strings.TrimPrefix(u, base)
+			wantCode(t, mustAPI(t, base, "HEAD", p, "", nil, nil), http.StatusOK)
+			wantCode(t, mustAPI(t, base, "GET", p, "", nil, map[string]string{"Range": "bytes=0-0"}), http.StatusPartialContent)
+			wantCode(t, mustAPI(t, base, "GET", p+"?token="+key, "", nil, nil), http.StatusOK)
+		}
+	}
+	// Refused calls carry secrets too: a wrong key, a wrong file token, a
+	// key in a path and a query string.
+	wrongKey := "gg_live_" + strings.Repeat("Zz9", 10) + "Q1"
+	wrongToken := "Wr0ngT0kenWr0ngT0kenWr0ngT0ken42"
+	secrets = append(secrets, wrongKey, wrongToken)
+	wantCode(t, mustAPI(t, base, "POST", "/api/v1/generate", wrongKey, map[string]any{"type": "image", "modelId": "flux"}, nil), http.StatusUnauthorized)
+	wantCode(t, mustAPI(t, base, "GET", "/files/"+wrongToken+".png", "", nil, nil), http.StatusNotFound)
+	wantCode(t, mustAPI(t, base, "GET", "/"+srv.key, "", nil, nil), http.StatusNotFound)
+	wantCode(t, mustAPI(t, base, "GET", "/api/v1/models?key="+key2, srv.key, nil, nil), http.StatusOK)
+
+	srv.shutdown(t)
+	logs := srv.stderr.String()
+	if !strings.Contains(logs, `"/files/<redacted>.`) {
+		t.Fatalf("the logs hold no request line for a file, so the test proves nothing:\n%s", logs)
+	}
+	assertNoSecrets(t, logs, secrets...)
+}
