@@ -36,6 +36,15 @@ type spec struct {
 	in string
 	// noPrompt marks models that take no prompt.
 	noPrompt bool
+	// maxDur caps the duration at a resolution: "1080p=6" (Hailuo 2.3:
+	// 1080p only at 6 s, 10 s only at 768p).
+	maxDur string
+	// version pins a community model: Replicate runs only its official
+	// models by name (POST /v1/models/{owner}/{name}/predictions); any
+	// other model needs owner/name:version on POST /v1/predictions
+	// (Replicate changelog, 2025-08-05). A route naming its own version
+	// (--config) overrides the pin.
+	version string
 }
 
 // Aspect-ratio lists shared by model families.
@@ -78,12 +87,12 @@ var specs = map[string]spec{
 	"stability-ai/stable-diffusion-3.5-large": {aspect: "aspect_ratio=" + fluxAspects, format: "output_format=png,jpeg,webp", seed: "seed", in: "imageUrl=image"},
 	"bytedance/seedream-4.5":                  {aspect: "aspect_ratio=1:1,4:3,3:4,16:9,9:16,3:2,2:3,21:9", resolution: "size=2K,4K", format: "-=png,jpeg", in: "imageUrl=image_input[]"},
 	"bria/eraser":                             {format: "-=png", in: "image=image! mask=mask!", noPrompt: true},
-	"nightmareai/real-esrgan":                 {scale: "scale=2,4", format: "-=png", in: "imageUrl=image!", noPrompt: true},
+	"nightmareai/real-esrgan":                 {scale: "scale=2,4", format: "-=png", in: "imageUrl=image!", noPrompt: true, version: "42fed1c4974146d4d2414e2be2c5277c7fcf05fcc3a73abf41610695738c1d7b"},
 	"flux-kontext-apps/restore-image":         {format: "output_format=png,jpeg", in: "imageUrl=input_image!", noPrompt: true},
-	"851-labs/background-remover":             {format: "format=png,webp", in: "imageUrl=image!", noPrompt: true},
+	"851-labs/background-remover":             {format: "format=png,jpeg,webp", in: "imageUrl=image!", noPrompt: true, version: "a029dff38972b5fda4ec5d75d7d1cd25aeff621d2cf4946a41055d7db66b80bc"},
 	"qwen/qwen-image-edit":                    {format: "output_format=png,jpeg,webp", seed: "seed", in: "image=image!"},
 	"qwen/qwen-image-edit-plus":               {format: "output_format=png,jpeg,webp", seed: "seed", in: "image=image[]!"},
-	"codeplugtech/face-swap":                  {format: "-=png", in: "inputImage=input_image! swapImage=swap_image!", noPrompt: true},
+	"codeplugtech/face-swap":                  {format: "-=png", in: "inputImage=input_image! swapImage=swap_image!", noPrompt: true, version: "278a81e7ebb22db98bcba54de985d22cc1abeead2754eb1f2af717247be69b34"},
 
 	// Videos.
 	"openai/sora-2":                     {aspect: "aspect_ratio=16:9>landscape,9:16>portrait", duration: "seconds=4,8,12", in: "imageUrl=input_reference"},
@@ -93,8 +102,8 @@ var specs = map[string]spec{
 	"google/veo-3-fast":                 {aspect: veoVideo, duration: "duration=4,6,8", resolution: "resolution=720p,1080p", audio: "generate_audio", seed: "seed", in: "imageUrl=image"},
 	"kwaivgi/kling-v2.1":                {aspect: "-=*", duration: "duration=5,10", in: "imageUrl=start_image!"},
 	"kwaivgi/kling-v2.6-motion-control": {duration: "-=*", in: "imageUrl=image! inputs.videoUrl=video!"},
-	"minimax/hailuo-2.3":                {duration: "duration=6,10", resolution: "resolution=768p,1080p", in: "imageUrl=first_frame_image"},
-	"minimax/hailuo-2.3-fast":           {duration: "duration=6,10", resolution: "resolution=768p,1080p", in: "imageUrl=first_frame_image!"},
+	"minimax/hailuo-2.3":                {duration: "duration=6,10", resolution: "resolution=768p,1080p", maxDur: "1080p=6", in: "imageUrl=first_frame_image"},
+	"minimax/hailuo-2.3-fast":           {duration: "duration=6,10", resolution: "resolution=768p,1080p", maxDur: "1080p=6", in: "imageUrl=first_frame_image!"},
 	"bytedance/seedance-1-pro-fast":     {aspect: "aspect_ratio=16:9,4:3,1:1,3:4,9:16,21:9,9:21", duration: "duration=2..12", resolution: "resolution=480p,720p,1080p", seed: "seed", in: "imageUrl=image"},
 	"runwayml/gen4-turbo":               {aspect: "aspect_ratio=16:9,9:16,4:3,3:4,1:1,21:9", duration: "duration=5,10", seed: "seed", in: "imageUrl=image!"},
 	"pixverse/pixverse-v5":              {aspect: "aspect_ratio=16:9,9:16,1:1,4:3,3:4", duration: "duration=5,8", resolution: "quality=360p,540p,720p,1080p", seed: "seed", in: "imageUrl=image"},
@@ -355,6 +364,12 @@ func mapJob(job gengate.Job, withData bool) mapping {
 		}
 	}
 
+	if res, cap, ok := strings.Cut(s.maxDur, "="); ok && fmt.Sprint(job.Options["resolution"]) == res {
+		if d, err := strconv.Atoi(fmt.Sprint(job.Options["duration"])); err == nil && d > atoi(cap) {
+			m.refuse("duration", "%s on Replicate makes %s only in %s s", name, res, cap)
+		}
+	}
+
 	ins := parseInputs(s.in)
 	for _, field := range sortedKeys(job.Inputs) {
 		in, ok := ins[field]
@@ -377,6 +392,21 @@ func mapJob(job gengate.Job, withData bool) mapping {
 		}
 	}
 	return m
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// upstreamModel returns the model and version to run for a route's
+// upstream: its own version if it names one, else the table's pin.
+func upstreamModel(upstream string) (name, version string) {
+	name, version = model(upstream)
+	if version == "" {
+		version = specs[name].version
+	}
+	return name, version
 }
 
 func sortedKeys[V any](m map[string]V) []string {

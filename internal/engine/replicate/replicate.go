@@ -116,11 +116,11 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 	for k, v := range job.Route.Params {
 		m.input[k] = v
 	}
-	name, version := model(job.Route.Upstream)
+	name, version := upstreamModel(job.Route.Upstream)
 	req := upstream.Request{Method: http.MethodPost}
 	if version != "" {
 		req.Path = "/predictions"
-		req.JSON = map[string]any{"version": job.Route.Upstream, "input": m.input}
+		req.JSON = map[string]any{"version": name + ":" + version, "input": m.input}
 	} else {
 		owner, mname, ok := strings.Cut(name, "/")
 		if !ok || owner == "" || mname == "" {

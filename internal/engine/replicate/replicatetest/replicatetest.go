@@ -169,6 +169,30 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		modelName, version, _ = strings.Cut(v, ":")
 	}
+	if pinned, community := Community[modelName]; community {
+		switch {
+		case version == "":
+			problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
+			return
+		case version != pinned:
+			problem(w, http.StatusUnprocessableEntity, "Invalid version or not permitted",
+				"The specified version does not exist (or perhaps you don't have permission to use it?)")
+			return
+		}
+	}
+	if sc, ok := Schemas[modelName]; ok {
+		if ps := sc.Check(input); len(ps) > 0 {
+			var d strings.Builder
+			for i, p := range ps {
+				if i > 0 {
+					d.WriteString("\n")
+				}
+				d.WriteString("- input." + p.Field + ": " + p.Msg)
+			}
+			problem(w, http.StatusUnprocessableEntity, "Input validation failed", d.String())
+			return
+		}
+	}
 	if d, bad := invalidInput(input); bad {
 		problem(w, http.StatusUnprocessableEntity, "Input validation failed", d)
 		return
