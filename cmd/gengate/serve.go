@@ -17,6 +17,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
+	"github.com/gengate/gengate/internal/console"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 	"github.com/gengate/gengate/internal/sqlstore"
@@ -135,6 +136,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		Tasks:     store,
 		RateLimit: cfg.RateLimit,
 		RateBurst: cfg.RateBurst,
+		Console:   console.New(console.Config{PublicURL: cfg.PublicURL}),
 	}, log)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())

@@ -36,6 +36,9 @@ type Config struct {
 	// up); calls over it get 429 RATE_LIMITED with Retry-After.
 	RateLimit float64
 	RateBurst int
+	// Console, when set, serves the web console at GET / and
+	// GET /console/... (package console); without it GET / is a JSON 404.
+	Console http.Handler
 }
 
 // DefaultMaxBody is the largest request body accepted.
@@ -63,6 +66,11 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("/api/v1/generate", a.handleMethodNotAllowed("POST"))
 	mux.Handle("/api/v1/models", a.handleMethodNotAllowed("GET, HEAD"))
 	mux.Handle("/api/generation/jobs/{id}", a.handleMethodNotAllowed("GET, HEAD, POST"))
+	if cfg.Console != nil {
+		mux.Handle("GET /{$}", cfg.Console)
+		mux.Handle("GET /console/", cfg.Console)
+	}
+	// Anything else, /api/... included: a JSON 404.
 	mux.Handle("/", a.handleNotFound())
 	return a.requestID(mux)
 }

@@ -1,0 +1,159 @@
+// dom.js: small helpers to build the page from data without innerHTML, so
+// nothing the API returns is ever parsed as markup.
+
+// h builds an element: h('a', {href: '#/', class: 'x', onclick: f}, 'text', child...).
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k === 'value') el.value = v;
+    else if (k === 'checked' || k === 'disabled' || k === 'selected' || k === 'required' || k === 'multiple') el[k] = !!v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === undefined || c === null || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else if (c instanceof Node) el.appendChild(c);
+    else el.appendChild(document.createTextNode(String(c)));
+  }
+}
+
+export function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
+
+export function replace(el, ...children) { clear(el); append(el, children); return el; }
+
+export function fmtDate(s) {
+  if (!s) return '';
+  const d = new Date(s);
+  if (isNaN(d)) return s;
+  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+export function fmtNum(n) {
+  return typeof n === 'number' ? n.toLocaleString() : (n ?? '');
+}
+
+export function credits(n) {
+  return `${fmtNum(n)} credit${n === 1 || n === -1 ? '' : 's'}`;
+}
+
+const statusClass = {
+  succeeded: 'ok', processing: 'busy', failed: 'bad', needs_review: 'warn',
+  ok: 'ok', unreachable: 'bad', unknown: 'muted', revoked: 'muted', active: 'ok',
+};
+
+export function badge(text, kind) {
+  return h('span', { class: 'badge ' + (kind || statusClass[text] || 'muted') }, String(text).replace('_', ' '));
+}
+
+export function placeholderTag() {
+  return h('span', { class: 'badge placeholder', title: 'made by the sandbox engine: a deterministic placeholder, not AI output' }, 'placeholder');
+}
+
+// problemBox shows an API refusal: title, detail, code and each field error.
+export function problemBox(err) {
+  const p = (err && err.problem) || { title: 'Error', detail: String(err && err.message || err) };
+  const fields = Array.isArray(p.errors) ? p.errors : [];
+  return h('div', { class: 'problem', role: 'alert' },
+    h('strong', {}, p.title || 'Error'),
+    p.detail ? h('span', {}, ' — ', p.detail) : null,
+    p.code ? h('code', { class: 'code' }, p.code) : null,
+    fields.length ? h('ul', {}, fields.map(f => h('li', {},
+      h('code', {}, f.field || f.name || ''), ' ', f.message || f.detail || '', f.code ? h('span', { class: 'muted' }, ` (${f.code})`) : null))) : null);
+}
+
+// errorSlot returns an element to show a form's error in, with show/clear.
+export function errorSlot() {
+  const el = h('div', { class: 'error-slot' });
+  el.show = (err) => replace(el, problemBox(err));
+  el.clear = () => clear(el);
+  return el;
+}
+
+// flash shows a short success note that stays until replaced.
+export function note(text, kind = 'ok') {
+  return h('div', { class: 'note ' + kind, role: 'status' }, text);
+}
+
+// copyButton copies text to the clipboard.
+export function copyButton(text, label = 'Copy') {
+  const b = h('button', { type: 'button', class: 'btn small' }, label);
+  b.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      b.textContent = 'Copied';
+    } catch {
+      // No clipboard permission: select the text next to the button.
+      const code = b.parentElement && b.parentElement.querySelector('code, input');
+      if (code) {
+        const r = document.createRange();
+        r.selectNodeContents(code);
+        const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+      }
+      b.textContent = 'Press Ctrl+C';
+    }
+    setTimeout(() => { b.textContent = label; }, 2000);
+  });
+  return b;
+}
+
+// secretBox shows a secret once, with a copy button and a warning.
+export function secretBox(title, secret, warning, cls) {
+  return h('div', { class: 'secret ' + (cls || '') },
+    h('div', { class: 'secret-title' }, title),
+    h('div', { class: 'secret-row' }, h('code', { class: 'secret-value' }, secret), copyButton(secret)),
+    h('p', { class: 'muted' }, warning));
+}
+
+// field wraps a control with its label.
+export function field(label, control, hint) {
+  const id = control.id || ('f-' + Math.random().toString(36).slice(2, 9));
+  control.id = id;
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hint ? h('small', { class: 'hint' }, hint) : null);
+}
+
+// table builds a table from column heads and rows of cells.
+export function table(heads, rows, empty = 'Nothing yet.') {
+  if (!rows.length) return h('p', { class: 'empty' }, empty);
+  return h('div', { class: 'table-wrap' }, h('table', {},
+    h('thead', {}, h('tr', {}, heads.map(x => h('th', { scope: 'col', class: x.startsWith('#') ? 'num' : '' }, x.replace(/^#/, ''))))),
+    h('tbody', {}, rows.map(r => h('tr', r.attrs || {}, (r.cells || r).map((c, i) => h('td', { class: heads[i] && heads[i].startsWith('#') ? 'num' : '' }, c)))))));
+}
+
+// busy disables a button while f runs and returns f's result.
+export async function busy(button, f, label) {
+  const old = button.textContent;
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  if (label) button.textContent = label;
+  try {
+    return await f();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+    if (label) button.textContent = old;
+  }
+}
+
+export function media(url, type, alt) {
+  if (type === 'video' || /\.(mp4|webm|mov)(\?|$)/i.test(url)) {
+    return h('video', { src: url, controls: true, preload: 'metadata', playsinline: true, class: 'media' });
+  }
+  return h('img', { src: url, alt: alt || 'output', loading: 'lazy', class: 'media' });
+}
+
+// outputsOf returns the output URLs of a task record.
+export function outputsOf(t) {
+  if (t.video) return [t.video];
+  return Array.isArray(t.images) ? t.images : [];
+}
+
+export function shortID(id) { return id ? String(id).slice(0, 8) : ''; }

@@ -1,0 +1,264 @@
+// playground.js: the form for any model, built from GET /api/v1/models:
+// every input and option with its allowed values and default; image and
+// video inputs by file (sent as a data: URL) or by URL. The price comes
+// from POST /api/v1/quote as the settings change. A submission sends one
+// Idempotency-Key (crypto.randomUUID) and Prefer: respond-async, with the
+// button disabled while the request is in flight, then polls the task
+// until it is finished.
+import { state, api, get, loadModels, modelByID } from './api.js?v=__V__';
+import { h, replace, credits, badge, placeholderTag, errorSlot, field, problemBox, shortID, clear } from './dom.js?v=__V__';
+import { go, current, refreshBalance } from './nav.js?v=__V__';
+import { outputsView } from './views.js?v=__V__';
+
+// A 1×1 PNG: what the quote gets for an image input not chosen yet, or
+// chosen as a file (the quote never fetches inputs; the price does not
+// depend on them).
+const standInImage = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+let runID = 0; // the latest submission; older polls stop showing
+
+export async function playgroundPage(main, rest, _q, seq) {
+  document.title = 'Playground · gengate';
+  const models = await loadModels();
+  if (!current(seq)) return;
+  if (!models.length) {
+    replace(main, h('h1', {}, 'Playground'), h('p', { class: 'empty' }, 'This server serves no model.'));
+    return;
+  }
+  const model = modelByID(rest[0]) || models[0];
+  const picker = h('select', { id: 'pg-model', name: 'model' },
+    ['image', 'video'].map(type => {
+      const ms = models.filter(m => m.type === type);
+      return ms.length ? h('optgroup', { label: type === 'image' ? 'Images' : 'Videos' },
+        ms.map(m => h('option', { value: m.id, selected: m.id === model.id }, m.name + (m.placeholder ? ' (placeholder)' : '')))) : null;
+    }));
+  picker.addEventListener('change', () => go('#/playground/' + encodeURIComponent(picker.value)));
+
+  const controls = []; // {f, get(forQuote) -> value | undefined}
+  const form = h('form', { id: 'pg-form', class: 'stack', novalidate: true });
+  for (const f of model.inputs || []) controls.push(inputControl(f, form));
+  const optionBox = h('div', { class: 'options-grid' });
+  for (const f of model.options || []) controls.push(optionControl(f, optionBox));
+
+  const price = h('div', { class: 'price', id: 'pg-price', 'aria-live': 'polite' }, 'Price: …');
+  const err = errorSlot();
+  err.id = 'pg-error';
+  const submit = h('button', { type: 'submit', class: 'btn primary wide', id: 'pg-submit' }, 'Generate');
+  const result = h('section', { class: 'card result', id: 'pg-result', 'aria-live': 'polite' },
+    h('h2', {}, 'Result'), h('p', { class: 'muted' }, 'Fill in the form and press Generate. The result appears here.'));
+  if ((model.options || []).length) form.appendChild(h('fieldset', { class: 'options' }, h('legend', {}, 'Options'), optionBox));
+  form.append(price, err, submit);
+
+  // body builds the generate body; forQuote puts stand-ins for what the
+  // price does not depend on.
+  const body = (forQuote) => {
+    const b = { type: model.type, modelId: model.id };
+    for (const c of controls) {
+      const v = c.get(forQuote);
+      if (v === undefined) continue;
+      if (c.f.name.startsWith('inputs.')) {
+        b.inputs = b.inputs || {};
+        b.inputs[c.f.name.slice(7)] = v;
+      } else {
+        b[c.f.name] = v;
+      }
+    }
+    return b;
+  };
+
+  let quoteSeq = 0;
+  let quoteTimer = null;
+  const quote = async () => {
+    const n = ++quoteSeq;
+    try {
+      const q = await api('POST', '/api/v1/quote', body(true)).then(r => r.data);
+      if (n !== quoteSeq || !current(seq)) return;
+      replace(price, h('span', {}, 'Price: ', h('strong', { id: 'pg-cost', 'data-cost': q.cost }, credits(q.cost))),
+        h('span', { class: 'muted' }, ` · balance ${credits(q.remainingCredits)} · engine ${q.engine}`), q.placeholder ? [' ', placeholderTag()] : null);
+      submit.textContent = `Generate · ${credits(q.cost)}`;
+    } catch (e) {
+      if (n !== quoteSeq || !current(seq)) return;
+      replace(price, h('span', { class: 'muted' }, 'Price unavailable: '), problemBox(e));
+      submit.textContent = 'Generate';
+    }
+  };
+  const requote = () => { clearTimeout(quoteTimer); quoteTimer = setTimeout(quote, 250); };
+  form.addEventListener('change', requote);
+  form.addEventListener('input', requote);
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (submit.disabled) return;
+    err.clear();
+    const missing = controls.filter(c => c.f.required && c.get(false) === undefined).map(c => c.f.name);
+    if (missing.length) {
+      err.show({ problem: { title: 'Missing input', detail: 'fill in ' + missing.join(', '), errors: [] } });
+      return;
+    }
+    const run = ++runID;
+    const key = crypto.randomUUID(); // one per submission: a retried request cannot charge twice
+    submit.disabled = true;
+    submit.setAttribute('aria-busy', 'true');
+    replace(result, h('h2', {}, 'Result'), h('p', { class: 'status', 'data-status': 'submitting' }, h('span', { class: 'spinner' }), ' Submitting…'));
+    let r;
+    try {
+      r = await api('POST', '/api/v1/generate', body(false), {
+        headers: { 'Idempotency-Key': key, Prefer: 'respond-async' },
+        accept: [202],
+      });
+    } catch (e) {
+      submit.disabled = false;
+      submit.removeAttribute('aria-busy');
+      if (!current(seq)) return;
+      const jobId = e.problem && e.problem.jobId;
+      replace(result, h('h2', {}, 'Result'), h('p', { class: 'status', 'data-status': jobId ? (e.problem.jobStatus || 'failed') : 'refused' },
+        jobId ? badge(e.problem.jobStatus || 'failed') : badge('refused', 'bad'), jobId ? [' ', h('a', { href: '#/tasks/' + jobId }, 'Task ' + shortID(jobId))] : null));
+      if (e.code === 'GENERATION_NEEDS_REVIEW') {
+        result.appendChild(h('p', { class: 'note warn', id: 'pg-review' }, 'This generation is held for review by an operator. Its credits stay held until then; do not submit it again.'));
+      } else {
+        err.show(e);
+      }
+      refreshBalance();
+      return;
+    }
+    submit.disabled = false;
+    submit.removeAttribute('aria-busy');
+    const jobId = r.data.jobId;
+    await follow(result, jobId, run, seq);
+    if (run === runID) quote();
+  });
+
+  replace(main,
+    h('h1', {}, 'Playground'),
+    h('div', { class: 'playground' },
+      h('section', { class: 'card' },
+        field('Model', picker),
+        h('div', { class: 'model-info' },
+          h('div', {}, h('strong', {}, model.name), ' ', h('code', {}, model.id), ' ', badge(model.type, 'info'), ' ', model.placeholder ? placeholderTag() : badge(model.engine, 'muted')),
+          model.description ? h('p', { class: 'muted' }, model.description) : null,
+          model.placeholder ? h('p', { class: 'note warn' }, 'No upstream provider serves this model here: the sandbox engine answers with placeholder images and videos, not AI output.') : null,
+          h('p', { class: 'muted small' }, `From ${credits(model.credits)}`, model.pricing && model.pricing.note ? ` · ${model.pricing.note}` : '',
+            model.typicalLatencySeconds ? ` · typically ${model.typicalLatencySeconds} s` : '')),
+        form),
+      result));
+  quote();
+}
+
+// follow polls a task until it is finished and shows it in result.
+async function follow(result, jobId, run, seq) {
+  const show = (...c) => { if (run === runID && current(seq)) replace(result, h('h2', {}, 'Result'), ...c); };
+  let delay = 500;
+  for (;;) {
+    let t;
+    try {
+      t = await get('/api/generation/jobs/' + encodeURIComponent(jobId));
+    } catch (e) {
+      show(problemBox(e));
+      return;
+    }
+    if (run !== runID || !current(seq)) return;
+    const link = h('a', { href: '#/tasks/' + encodeURIComponent(jobId), class: 'mono' }, 'Task ' + shortID(jobId));
+    if (t.status === 'processing') {
+      show(h('p', { class: 'status', 'data-status': 'processing' }, h('span', { class: 'spinner' }), ' Processing… ', link));
+      await new Promise(res => setTimeout(res, delay));
+      delay = Math.min(delay * 1.5, 3000);
+      continue;
+    }
+    const placeholder = t.placeholder || (modelByID(t.modelId) || {}).placeholder;
+    const rec = { ...t, placeholder };
+    show(h('p', { class: 'status', 'data-status': t.status }, badge(t.status), ' ', link, ' · ', credits(t.cost)),
+      placeholder ? h('p', { class: 'note warn' }, 'Placeholder output from the sandbox engine, not AI output.') : null,
+      t.status === 'needs_review' ? h('p', { class: 'note warn', id: 'pg-review' }, 'This generation is held for review by an operator.') : null,
+      t.error && t.status !== 'needs_review' ? problemBox({ problem: { title: 'The generation failed', detail: t.error.message, code: t.error.reason || t.error.code } }) : null,
+      outputsView(rec));
+    refreshBalance();
+    return;
+  }
+}
+
+// inputControl builds the control of an input (prompt, image, video).
+function inputControl(f, form) {
+  const label = labelOf(f);
+  if (f.kind === 'image' || f.kind === 'video') {
+    const accept = f.kind === 'image' ? 'image/png,image/jpeg,image/webp,image/gif' : 'video/mp4,video/quicktime,video/webm';
+    const file = h('input', { type: 'file', accept, name: f.name + '.file', 'data-input': f.name, id: 'pg-file-' + f.name.replace('.', '-') });
+    const url = h('input', { type: 'url', name: f.name, placeholder: 'https://…', 'data-input-url': f.name, id: 'pg-url-' + f.name.replace('.', '-') });
+    const preview = h('div', { class: 'preview' });
+    let data = ''; // the chosen file as a data: URL
+    const clearBtn = h('button', { type: 'button', class: 'btn small ghost', hidden: true }, 'Remove file');
+    file.addEventListener('change', () => {
+      const fl = file.files && file.files[0];
+      data = '';
+      clear(preview);
+      if (!fl) { url.disabled = false; clearBtn.hidden = true; return; }
+      url.disabled = true;
+      clearBtn.hidden = false;
+      const rd = new FileReader();
+      rd.onload = () => {
+        data = rd.result;
+        file.dataset.ready = 'true';
+        replace(preview, f.kind === 'image' ? h('img', { src: data, alt: 'chosen ' + f.name }) : h('video', { src: data, controls: true, muted: true }),
+          h('small', { class: 'muted' }, `${fl.name} · ${Math.round(fl.size / 1024)} KB`));
+        form.dispatchEvent(new Event('change'));
+      };
+      rd.readAsDataURL(fl);
+    });
+    clearBtn.addEventListener('click', () => { file.value = ''; file.dispatchEvent(new Event('change')); });
+    form.appendChild(h('fieldset', { class: 'file-input' }, h('legend', {}, label, f.required ? h('span', { class: 'req' }, ' required') : null),
+      f.description ? h('small', { class: 'hint' }, f.description) : null,
+      h('div', { class: 'file-row' }, h('label', { for: file.id }, 'Upload a file'), file, clearBtn),
+      h('div', { class: 'file-row' }, h('label', { for: url.id }, 'or its URL'), url), preview));
+    return {
+      f, get(forQuote) {
+        if (data) return forQuote ? (f.kind === 'image' ? standInImage : data) : data;
+        if (url.value.trim()) return url.value.trim();
+        if (forQuote && f.required && f.kind === 'image') return standInImage;
+        return undefined;
+      },
+    };
+  }
+  // text
+  const ta = h('textarea', { name: f.name, id: 'pg-' + f.name, rows: 4, maxlength: f.maxLength || null, required: f.required, placeholder: f.name === 'prompt' ? 'Describe what to make…' : '' });
+  form.appendChild(field(label + (f.required ? ' *' : ''), ta, f.description));
+  return {
+    f, get(forQuote) {
+      const v = ta.value.trim();
+      if (v) return v;
+      return forQuote && f.required ? 'x' : undefined; // the price never depends on the words
+    },
+  };
+}
+
+// optionControl builds the control of an option (enum, int, number, bool, text).
+function optionControl(f, box) {
+  const id = 'pg-opt-' + f.name.replace('.', '-');
+  const label = labelOf(f);
+  const hint = [f.description, f.min != null || f.max != null ? `${f.min ?? ''}–${f.max ?? ''}` : ''].filter(Boolean).join(' · ');
+  let el, get;
+  if (f.kind === 'bool') {
+    el = h('input', { type: 'checkbox', id, name: f.name, checked: f.default === true });
+    box.appendChild(h('div', { class: 'field check' }, el, h('label', { for: id }, label), hint ? h('small', { class: 'hint' }, hint) : null));
+    return { f, get: () => el.checked };
+  }
+  if (Array.isArray(f.values) && f.values.length) {
+    const opts = f.values.map(v => h('option', { value: String(v), selected: f.default !== undefined && String(f.default) === String(v) }, String(v) + (f.default !== undefined && String(f.default) === String(v) ? ' (default)' : '')));
+    if (f.default === undefined) opts.unshift(h('option', { value: '', selected: true }, f.required ? 'Choose…' : 'Model default'));
+    el = h('select', { id, name: f.name }, opts);
+    get = () => el.value === '' ? undefined : (f.kind === 'int' || f.kind === 'number' ? Number(el.value) : el.value);
+  } else if (f.kind === 'int' || f.kind === 'number') {
+    el = h('input', { type: 'number', id, name: f.name, step: f.kind === 'int' ? 1 : 'any', min: f.min ?? null, max: f.max ?? null,
+      value: f.default ?? '', placeholder: f.default === undefined ? 'any' : '' });
+    get = () => el.value === '' ? undefined : Number(el.value);
+  } else {
+    el = h('input', { type: 'text', id, name: f.name, value: f.default ?? '', maxlength: f.maxLength || null });
+    get = () => el.value.trim() === '' ? undefined : el.value.trim();
+  }
+  box.appendChild(field(label, el, hint));
+  return { f, get };
+}
+
+function labelOf(f) {
+  const n = f.name.replace(/^inputs\./, '');
+  const words = n.replace(/Url$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
