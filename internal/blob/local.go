@@ -24,12 +24,46 @@ type Local struct {
 
 var _ gengate.Blobs = (*Local)(nil)
 
-// NewLocal returns a store rooted at dir, creating it.
+// NewLocal returns a store rooted at dir, creating it. Files are the
+// operator's alone: directories 0700, files 0600. A dir that exists with
+// another mode (made by hand, or restored from a copy) has every entry
+// under it fixed first; once the root is 0700, later starts skip the walk,
+// and nothing below a 0700 directory is reachable by other users anyway.
 func NewLocal(dir string) (*Local, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if info.Mode().Perm() != 0o700 {
+		if err := secureTree(dir); err != nil {
+			return nil, err
+		}
+	}
 	return &Local{dir: dir}, nil
+}
+
+// secureTree makes every directory under root 0700 and every file 0600,
+// root last.
+func secureTree(root string) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Chmod(p, 0o700)
+		case d.Type().IsRegular():
+			return os.Chmod(p, 0o600)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("blob: set file modes under %s: %w", root, err)
+	}
+	return os.Chmod(root, 0o700)
 }
 
 func (l *Local) path(key string) (string, error) {

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -54,6 +53,7 @@ func IsPostgres(url string) bool {
 func Open(ctx context.Context, url, dataDir string) (*DB, error) {
 	s := &DB{postgres: IsPostgres(url), url: url}
 	var err error
+	dbFile := "" // the SQLite file in dataDir, whose modes Open sets
 	if s.postgres {
 		s.db, err = sql.Open("pgx", url)
 		if err == nil {
@@ -61,10 +61,14 @@ func Open(ctx context.Context, url, dataDir string) (*DB, error) {
 		}
 	} else {
 		if url == "" {
-			if err := os.MkdirAll(dataDir, 0o700); err != nil { // the database is the operator's alone
+			if err := secureDir(dataDir); err != nil { // the database is the operator's alone
 				return nil, err
 			}
 			url = filepath.Join(dataDir, "gengate.db")
+			dbFile = url
+			if err := secureDBFiles(dbFile); err != nil {
+				return nil, err
+			}
 		}
 		// busy_timeout first, so that every later pragma already waits for
 		// a lock held by another process (a CLI command, say). Write
@@ -88,6 +92,13 @@ func Open(ctx context.Context, url, dataDir string) (*DB, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
 		return nil, err
+	}
+	if dbFile != "" {
+		// The WAL and shared-memory files exist now.
+		if err := secureDBFiles(dbFile); err != nil {
+			s.db.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
