@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,20 +17,26 @@ import (
 )
 
 // TestBrowserPlaysVideo plays a sandbox MP4 to its end in headless
-// Chromium (Debian's package; .ci/run installs it) and checks every frame
-// was decoded. Without Chromium on the machine it skips, saying so.
+// Chromium (Debian's package; .ci/run installs it) and checks its size and
+// length and that every frame was decoded. Frames the browser dropped for
+// being late (on a busy machine) are logged, not failed: ffmpeg checks the
+// decode bit-exact. Without Chromium on the machine it skips, saying so.
 func TestBrowserPlaysVideo(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install chromium); the MP4 is still checked by the mp4ff and ffmpeg tests")
 	}
 	for _, c := range []struct {
-		aspect string
-		w, h   int
-	}{{"16:9", 256, 144}, {"9:16", 144, 256}, {"1:1", 192, 192}} {
-		t.Run(c.aspect, func(t *testing.T) {
+		aspect, class string
+		w, h          int
+	}{{"16:9", "", 256, 144}, {"9:16", "", 144, 256}, {"1:1", "", 144, 144}, {"16:9", "1080p", 384, 216}} {
+		t.Run(c.aspect+" "+c.class, func(t *testing.T) {
+			opts := map[string]any{"duration": int64(3)}
+			if c.class != "" {
+				opts["resolution"] = c.class // 216 rows: the SPS crops the coded 224
+			}
 			p, err := New(0).Submit(context.Background(), gengate.Job{ModelID: "kling-2-1", Type: "video", Prompt: "browser",
-				AspectRatio: c.aspect, Options: map[string]any{"duration": int64(3)}})
+				AspectRatio: c.aspect, Options: opts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +50,7 @@ const report = (r) => fetch('/report?r=' + encodeURIComponent(r));
 v.addEventListener('error', () => report('error ' + (v.error && v.error.code)));
 v.addEventListener('loadeddata', () => v.play().catch((e) => report('play refused: ' + e)));
 v.addEventListener('ended', () => { const q = v.getVideoPlaybackQuality();
-  report(v.videoWidth + 'x' + v.videoHeight + ' ended frames=' + q.totalVideoFrames + ' dropped=' + q.droppedVideoFrames); });
+  report(v.videoWidth + 'x' + v.videoHeight + ' ' + v.duration + 's ended frames=' + q.totalVideoFrames + ' dropped=' + q.droppedVideoFrames); });
 </script></body></html>`
 			if err := os.WriteFile(filepath.Join(dir, "play.html"), []byte(page), 0o644); err != nil {
 				t.Fatal(err)
@@ -82,11 +89,15 @@ v.addEventListener('ended', () => { const q = v.getVideoPlaybackQuality();
 				t.Fatalf("chromium: %v", err)
 			}
 			defer func() { cancel(); _ = cmd.Wait() }()
-			want := fmt.Sprintf("%dx%d ended frames=36 dropped=0", c.w, c.h) // 3 s at 12 fps
+			want := fmt.Sprintf("%dx%d 3s ended frames=36", c.w, c.h) // 3 s at 12 fps
 			select {
 			case got := <-reports:
-				if got != want {
-					t.Fatalf("the browser reported %q, want %q", got, want)
+				played, dropped, _ := strings.Cut(got, " dropped=")
+				if played != want {
+					t.Fatalf("the browser reported %q, want %q", got, want+" dropped=N")
+				}
+				if dropped != "0" {
+					t.Logf("the browser dropped %s late frames (a busy machine)", dropped)
 				}
 			case <-ctx.Done():
 				t.Fatal("the browser reported nothing within 60 s")

@@ -5,9 +5,11 @@
 // Images are PNG, JPEG or WebP files of the requested size and count, painted
 // with a pattern whose colours derive from the model, the prompt and the
 // output's index, and stamped with "SANDBOX PLACEHOLDER - NOT AI OUTPUT", the
-// model id and the prompt. Videos are short, real MP4 files (H.264
-// Constrained Baseline) showing a moving pattern marked "SANDBOX". The same
-// job always gives byte-identical files, so tests can compare them.
+// model id and the prompt. Videos are real MP4 files (H.264 Constrained
+// Baseline) showing a moving pattern marked "SANDBOX", exactly as long as the
+// job's duration, in its aspect ratio, at its resolution class scaled down
+// by videoScaleDown (docs/models.md). The same job always gives
+// byte-identical files, so tests can compare them.
 //
 // Nothing the package makes is, or may be presented as, the output of an AI
 // model. An optional delay makes the engine answer through Check, like a

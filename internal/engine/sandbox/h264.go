@@ -142,20 +142,40 @@ type yuvFrame struct {
 	Y, Cb, Cr []byte
 }
 
+// newYUVFrame returns a black (limited-range) w×h frame.
 func newYUVFrame(w, h int) *yuvFrame {
-	return &yuvFrame{
+	f := &yuvFrame{
 		W: w, H: h,
-		Y:  make([]byte, w*h),
-		Cb: make([]byte, w*h/4),
-		Cr: make([]byte, w*h/4),
+		Y:  bytes.Repeat([]byte{16}, w*h),
+		Cb: bytes.Repeat([]byte{128}, w*h/4),
+		Cr: bytes.Repeat([]byte{128}, w*h/4),
 	}
+	return f
 }
+
+// crop returns the top-left w×h part of f as planar YUV 4:2:0 bytes (Y, then
+// Cb, then Cr, each row by row), as a decoder outputs a cropped picture.
+func (f *yuvFrame) crop(w, h int) []byte {
+	out := make([]byte, 0, w*h*3/2)
+	for y := 0; y < h; y++ {
+		out = append(out, f.Y[y*f.W:y*f.W+w]...)
+	}
+	for _, p := range [][]byte{f.Cb, f.Cr} {
+		for y := 0; y < h/2; y++ {
+			out = append(out, p[y*f.W/2:y*f.W/2+w/2]...)
+		}
+	}
+	return out
+}
+
+// codedSide rounds a picture side up to whole macroblocks.
+func codedSide(v int) int { return (v + mbSize - 1) / mbSize * mbSize }
 
 // h264Encoder turns a sequence of same-sized frames into H.264 NAL units.
 // Its zero value is not usable; call newH264Encoder.
 type h264Encoder struct {
-	w, h     int // picture size in samples, multiples of 16
-	mbW, mbH int
+	w, h     int // picture size in samples, even
+	mbW, mbH int // coded size in macroblocks; the SPS crops it to w×h
 	fps      int
 	gop      int // an IDR picture every gop frames
 
@@ -167,19 +187,24 @@ type h264Encoder struct {
 	prevMB   []byte // scratch for the co-located macroblock of prev
 }
 
-// newH264Encoder returns an encoder for w×h pictures (multiples of 16) at
-// fps frames a second with an IDR picture every gop frames.
+// newH264Encoder returns an encoder for w×h pictures (even sides) at fps
+// frames a second with an IDR picture every gop frames. Pictures are coded
+// in whole macroblocks, and the SPS crops the padding off the right and
+// bottom; Encode takes frames of the coded size (newFrame).
 func newH264Encoder(w, h, fps, gop int) *h264Encoder {
 	if gop < 1 {
 		gop = 1
 	}
 	return &h264Encoder{
-		w: w, h: h, mbW: w / mbSize, mbH: h / mbSize,
+		w: w, h: h, mbW: codedSide(w) / mbSize, mbH: codedSide(h) / mbSize,
 		fps: fps, gop: gop,
 		mb:     make([]byte, pcmBytesPerMB),
 		prevMB: make([]byte, pcmBytesPerMB),
 	}
 }
+
+// newFrame returns a black frame of the encoder's coded size.
+func (e *h264Encoder) newFrame() *yuvFrame { return newYUVFrame(e.mbW*mbSize, e.mbH*mbSize) }
 
 // SPS returns the sequence parameter set NAL unit.
 func (e *h264Encoder) SPS() []byte {
@@ -189,16 +214,24 @@ func (e *h264Encoder) SPS() []byte {
 	w.u(1, 1) // constraint_set1_flag: obeys Main, so Constrained Baseline
 	w.u(6, 0) // constraint_set2..5 and reserved_zero_2bits
 	w.u(8, h264Level)
-	w.ue(0)                                  // seq_parameter_set_id
-	w.ue(log2MaxFrameNum - 4)                // log2_max_frame_num_minus4
-	w.ue(2)                                  // pic_order_cnt_type: output order is decoding order
-	w.ue(h264MaxRefFrames)                   // max_num_ref_frames
-	w.flag(false)                            // gaps_in_frame_num_value_allowed_flag
-	w.ue(uint32(e.mbW - 1))                  // pic_width_in_mbs_minus1
-	w.ue(uint32(e.mbH - 1))                  // pic_height_in_map_units_minus1
-	w.flag(true)                             // frame_mbs_only_flag
-	w.flag(true)                             // direct_8x8_inference_flag
-	w.flag(false)                            // frame_cropping_flag
+	w.ue(0)                   // seq_parameter_set_id
+	w.ue(log2MaxFrameNum - 4) // log2_max_frame_num_minus4
+	w.ue(2)                   // pic_order_cnt_type: output order is decoding order
+	w.ue(h264MaxRefFrames)    // max_num_ref_frames
+	w.flag(false)             // gaps_in_frame_num_value_allowed_flag
+	w.ue(uint32(e.mbW - 1))   // pic_width_in_mbs_minus1
+	w.ue(uint32(e.mbH - 1))   // pic_height_in_map_units_minus1
+	w.flag(true)              // frame_mbs_only_flag
+	w.flag(true)              // direct_8x8_inference_flag
+	// Cropping offsets count 2-sample units in 4:2:0 frames.
+	cropRight, cropBottom := uint32(e.mbW*mbSize-e.w)/2, uint32(e.mbH*mbSize-e.h)/2
+	w.flag(cropRight > 0 || cropBottom > 0) // frame_cropping_flag
+	if cropRight > 0 || cropBottom > 0 {
+		w.ue(0)          // frame_crop_left_offset
+		w.ue(cropRight)  // frame_crop_right_offset
+		w.ue(0)          // frame_crop_top_offset
+		w.ue(cropBottom) // frame_crop_bottom_offset
+	}
 	w.flag(true)                             // vui_parameters_present_flag
 	w.flag(true)                             // aspect_ratio_info_present_flag
 	w.u(8, 1)                                // aspect_ratio_idc: square samples

@@ -8,6 +8,8 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/Eyevinn/mp4ff/mp4"
 
@@ -18,23 +20,50 @@ const (
 	videoFPS = 12
 	// videoDefaultSeconds is the clip length when the job has no duration.
 	videoDefaultSeconds = 2
-	// videoMaxSeconds caps the encoded clip. The sandbox video is a
-	// placeholder, and I_PCM frames are large, so a job asking for 10 s still
-	// gets at most this much; the credits charged are the domain's business.
-	videoMaxSeconds = 4
-	videoGOP        = 2 * videoFPS // an IDR picture every 2 seconds
-	videoTimescale  = videoFPS * 1000
-	movieTimescale  = 1000
-	videoShortSide  = 144 // 9 macroblocks
-	videoSquareSide = 192
-	videoMaxLong    = 384 // long side cap for unusual aspect ratios
+	// videoMaxSeconds caps the clip. The catalog's longest video is 15 s;
+	// the cap only guards the engine against a job nobody validated.
+	videoMaxSeconds = 60
+	// videoGOP is the distance between IDR pictures: one every 5 seconds.
+	// I_PCM pictures are large and P pictures skip nearly everything, so a
+	// long GOP keeps a 15 s clip small.
+	videoGOP       = 5 * videoFPS
+	videoTimescale = videoFPS * 1000
+	movieTimescale = 1000
+	// videoScaleDown divides a resolution class's short side: 720p gives
+	// 144 pixels (256×144 at 16:9), 1080p 216, 4k 432. The placeholder keeps
+	// the shape and the proportions of what was asked, at a fifth of the
+	// size, so the file stays small.
+	videoScaleDown = 5
+	// videoDefaultClass is the resolution class of models without a
+	// resolution option (their providers make 720p).
+	videoDefaultClass = 720
+	videoMaxLong      = 1024 // long side cap for extreme aspect ratios
 )
 
-// videoSize picks a small frame size, in whole macroblocks, for an aspect
-// ratio: 256×144 for 16:9, 144×256 for 9:16, 192×192 for 1:1, and a short
-// side of 144 for other shapes. Without an aspect ratio the input picture's
-// shape is used when there is one, else 16:9.
-func videoSize(aspect string, inW, inH int) (w, h int, err error) {
+// resolutionClass reads a video resolution class ("480p", "720p", "1080p",
+// "4k") as the short side in pixels; "" is videoDefaultClass.
+func resolutionClass(class string) (int, error) {
+	c := strings.ToLower(strings.TrimSpace(class))
+	switch {
+	case c == "":
+		return videoDefaultClass, nil
+	case c == "4k":
+		return 2160, nil
+	case strings.HasSuffix(c, "p"):
+		if n, err := strconv.Atoi(strings.TrimSuffix(c, "p")); err == nil && n >= 144 && n <= 4320 {
+			return n, nil
+		}
+	}
+	return 0, gengate.Errorf(gengate.EFailed, "sandbox: unsupported resolution %q", class)
+}
+
+// videoSize picks the frame size for an aspect ratio and a resolution
+// class: the class's short side ÷ videoScaleDown, then the long side from
+// the ratio, both rounded to even (4:2:0 chroma), the long side at most
+// videoMaxLong.
+// Without an aspect ratio the input picture's shape is used when there is
+// one, else 16:9.
+func videoSize(aspect, class string, inW, inH int) (w, h int, err error) {
 	var aw, ah float64
 	switch {
 	case aspect == "" && inW > 0 && inH > 0:
@@ -46,17 +75,16 @@ func videoSize(aspect string, inW, inH int) (w, h int, err error) {
 			return 0, 0, err
 		}
 	}
-	round16 := func(v float64) int {
-		return min(max(int(math.Round(v/mbSize))*mbSize, mbSize), videoMaxLong)
+	short, err := resolutionClass(class)
+	if err != nil {
+		return 0, 0, err
 	}
-	switch {
-	case aw == ah:
-		return videoSquareSide, videoSquareSide, nil
-	case aw > ah:
-		return round16(videoShortSide * aw / ah), videoShortSide, nil
-	default:
-		return videoShortSide, round16(videoShortSide * ah / aw), nil
+	even := func(v float64) int { return min(max(2*int(math.Round(v/2)), 2), videoMaxLong) }
+	s := even(float64(short) / videoScaleDown)
+	if aw >= ah {
+		return even(float64(s) * aw / ah), s, nil
 	}
+	return s, even(float64(s) * ah / aw), nil
 }
 
 // videoFrames returns the number of frames for the job's duration option:
@@ -79,13 +107,16 @@ type clip struct {
 	titleAt     image.Point
 	infoAt      image.Point
 	barW        int
+	still       *image.RGBA // base with the text: what every frame shares
+	stillYUV    *yuvFrame   // still converted, at the coded size
 	rgba        *image.RGBA // scratch frame
 }
 
 // newClip plans the video of job.
 func newClip(job gengate.Job) (*clip, error) {
 	in, inW, inH, _ := inputPicture(job)
-	w, h, err := videoSize(job.AspectRatio, inW, inH)
+	class, _ := job.Options["resolution"].(string)
+	w, h, err := videoSize(job.AspectRatio, class, inW, inH)
 	if err != nil {
 		return nil, err
 	}
@@ -99,33 +130,61 @@ func newClip(job gengate.Job) (*clip, error) {
 	c.rgba = image.NewRGBA(c.base.Rect)
 	_, _, c.accent = palette(s)
 
-	// Frames are at most 144 or 192 pixels on their short side: the font at
-	// its own size, with the title doubled, fits every shape.
-	const scale = 1
-	cols := max(w/glyphW-2, 1)
-	c.title = textBlock{lines: []string{"SANDBOX"}, scale: 2 * scale, fg: color.RGBA{255, 214, 0, 255}, bg: color.RGBA{0, 0, 0, 200}}
-	lines := append([]string{"NOT AI OUTPUT"}, wrap(job.ModelID, cols, 2)...)
+	// The title is drawn at twice the text's scale, and the scale shrinks
+	// until "SANDBOX" fits the frame's width; the other lines wrap.
+	scale := max(textScale(w), 1)
+	for scale > 1 && (len("SANDBOX")*glyphW+2*textPad)*2*scale > w {
+		scale--
+	}
+	titleScale := 2 * scale
+	if (len("SANDBOX")*glyphW+2*textPad)*titleScale > w {
+		titleScale = 1
+	}
+	cols := max((w/scale-2*textPad)/glyphW, 1)
+	c.title = textBlock{lines: []string{"SANDBOX"}, scale: titleScale, fg: color.RGBA{255, 214, 0, 255}, bg: color.RGBA{0, 0, 0, 200}}
+	lines := append(wrap("NOT AI OUTPUT", cols, 0), wrap(job.ModelID, cols, 2)...)
 	c.info = textBlock{lines: lines, scale: scale, fg: color.RGBA{255, 255, 255, 255}, bg: color.RGBA{0, 0, 0, 160}}
 	tw, th := c.title.size()
 	iw, ih := c.info.size()
+	if th+ih > h-8 && titleScale > scale {
+		// A short frame: the title at the text's own scale leaves the
+		// progress line along the bottom visible.
+		c.title.scale = scale
+		tw, th = c.title.size()
+	}
 	top := max((h-th-ih)/2, 0)
 	c.titleAt = image.Pt((w-tw)/2, top)
 	c.infoAt = image.Pt((w-iw)/2, top+th)
+
+	c.still = image.NewRGBA(c.base.Rect)
+	copy(c.still.Pix, c.base.Pix)
+	c.title.draw(c.still, c.titleAt)
+	c.info.draw(c.still, c.infoAt)
+	c.stillYUV = newYUVFrame(codedSide(w), codedSide(h))
+	rgbToYUV(c.still, c.stillYUV)
+	copy(c.rgba.Pix, c.still.Pix)
 	return c, nil
 }
 
-// frame draws frame i (0-based) into dst.
+// frame draws frame i (0-based) into dst, a frame of the coded size.
 func (c *clip) frame(i int, dst *yuvFrame) {
-	copy(c.rgba.Pix, c.base.Pix)
+	copy(dst.Y, c.stillYUV.Y)
+	copy(dst.Cb, c.stillYUV.Cb)
+	copy(dst.Cr, c.stillYUV.Cr)
 	// A bar slides along the top once every two seconds, and a thin line
 	// along the bottom shows how far the clip has got. Both stay inside one
-	// row of macroblocks each, so P pictures skip nearly everything else.
+	// row of macroblocks each, so P pictures skip nearly everything else,
+	// and only their rows are drawn and converted again.
+	top, bottom := image.Rect(0, 0, c.w, mbSize), image.Rect(0, c.h-4, c.w, c.h)
+	for _, strip := range []image.Rectangle{top, bottom} {
+		lo, hi := c.still.PixOffset(0, strip.Min.Y), c.still.PixOffset(0, strip.Max.Y)
+		copy(c.rgba.Pix[lo:hi], c.still.Pix[lo:hi])
+	}
 	x0 := i*(c.w+c.barW)/(2*videoFPS)%(c.w+c.barW) - c.barW
 	fillRect(c.rgba, image.Rect(x0, 0, x0+c.barW, mbSize), c.accent)
 	fillRect(c.rgba, image.Rect(0, c.h-4, (i+1)*c.w/c.n, c.h), color.RGBA{255, 255, 255, 255})
-	c.title.draw(c.rgba, c.titleAt)
-	c.info.draw(c.rgba, c.infoAt)
-	rgbToYUV(c.rgba, dst)
+	rgbToYUVRows(c.rgba, dst, top.Min.Y, top.Max.Y)
+	rgbToYUVRows(c.rgba, dst, bottom.Min.Y, bottom.Max.Y)
 }
 
 // renderVideo makes the job's MP4. Video is always MP4, whatever the job's
@@ -136,7 +195,7 @@ func renderVideo(ctx context.Context, job gengate.Job) (gengate.Output, error) {
 		return gengate.Output{}, err
 	}
 	enc := newH264Encoder(c.w, c.h, videoFPS, videoGOP)
-	yuv := newYUVFrame(c.w, c.h)
+	yuv := enc.newFrame()
 	samples := make([][]byte, 0, c.n)
 	var sync []uint32
 	for i := 0; i < c.n; i++ {
@@ -168,21 +227,25 @@ func fillRect(img *image.RGBA, r image.Rectangle, c color.RGBA) {
 }
 
 // rgbToYUV converts img to limited-range BT.601 YUV 4:2:0; chroma is taken
-// from the average of each 2×2 block. img must be f's size, with even sides.
-func rgbToYUV(img *image.RGBA, f *yuvFrame) {
-	w, h := f.W, f.H
-	for y := 0; y < h; y++ {
+// from the average of each 2×2 block. img's sides must be even and at most
+// f's; the rest of f (the padding to whole macroblocks) is left as it is.
+func rgbToYUV(img *image.RGBA, f *yuvFrame) { rgbToYUVRows(img, f, 0, img.Rect.Dy()) }
+
+// rgbToYUVRows is rgbToYUV for rows y0 to y1 (exclusive) of img, both even.
+func rgbToYUVRows(img *image.RGBA, f *yuvFrame, y0, y1 int) {
+	w := img.Rect.Dx()
+	for y := y0; y < y1; y++ {
 		row := img.Pix[y*img.Stride:]
 		for x := 0; x < w; x++ {
 			r, g, b := int(row[4*x]), int(row[4*x+1]), int(row[4*x+2])
-			f.Y[y*w+x] = uint8((66*r+129*g+25*b+128)>>8 + 16)
+			f.Y[y*f.W+x] = uint8((66*r+129*g+25*b+128)>>8 + 16)
 		}
 	}
-	cw := w / 2
-	for y := 0; y < h/2; y++ {
+	cw := f.W / 2
+	for y := y0 / 2; y < y1/2; y++ {
 		r0 := img.Pix[2*y*img.Stride:]
 		r1 := img.Pix[(2*y+1)*img.Stride:]
-		for x := 0; x < cw; x++ {
+		for x := 0; x < w/2; x++ {
 			i := 8 * x
 			r := (int(r0[i]) + int(r0[i+4]) + int(r1[i]) + int(r1[i+4]) + 2) / 4
 			g := (int(r0[i+1]) + int(r0[i+5]) + int(r1[i+1]) + int(r1[i+5]) + 2) / 4
@@ -204,7 +267,9 @@ func lengthPrefixed(nal []byte) []byte {
 
 // muxMP4 writes a progressive MP4 (ftyp, moov, mdat) with one avc1 track
 // holding samples, one per frame at videoFPS, all in a single chunk. sync
-// lists the 1-based numbers of the IDR samples.
+// lists the 1-based numbers of the IDR samples. The movie, track and media
+// durations are all n ÷ videoFPS seconds, exactly (both timescales are
+// multiples of videoFPS).
 func muxMP4(sps, pps []byte, samples [][]byte, sync []uint32) ([]byte, error) {
 	n := uint32(len(samples))
 	ftyp := mp4.NewFtyp("isom", 0x200, []string{"isom", "iso2", "avc1", "mp41"})

@@ -16,7 +16,10 @@ import (
 	"github.com/gengate/gengate"
 )
 
-func videoJob(aspect string, duration any) gengate.Job {
+func videoJob(aspect string, duration any) gengate.Job { return videoJobAt(aspect, "", duration) }
+
+// videoJobAt is videoJob with a resolution class ("" for none).
+func videoJobAt(aspect, class string, duration any) gengate.Job {
 	job := gengate.Job{
 		TaskID:      "task_v",
 		ModelID:     "wan-2-5-t2v",
@@ -28,6 +31,9 @@ func videoJob(aspect string, duration any) gengate.Job {
 	}
 	if duration != nil {
 		job.Options["duration"] = duration
+	}
+	if class != "" {
+		job.Options["resolution"] = class
 	}
 	return job
 }
@@ -50,20 +56,26 @@ func TestVideo(t *testing.T) {
 	tests := []struct {
 		name     string
 		aspect   string
+		class    string
 		duration any
 		w, h     int
 		frames   int
 	}{
-		{"16:9 default duration", "16:9", nil, 256, 144, 24},
-		{"9:16 int", "9:16", int64(3), 144, 256, 36},
-		{"1:1 float", "1:1", 1.5, 192, 192, 18},
-		{"4:3 string capped", "4:3", "10", 192, 144, 48},
-		{"no aspect, seconds string", "", "1s", 256, 144, 12},
-		{"21:9 zero duration", "21:9", int64(0), 336, 144, 24},
+		{"16:9 default duration", "16:9", "", nil, 256, 144, 24},
+		{"9:16 int", "9:16", "", int64(3), 144, 256, 36},
+		{"1:1 float", "1:1", "", 1.5, 144, 144, 18},
+		{"4:3 string", "4:3", "", "10", 192, 144, 120},
+		{"no aspect, seconds string", "", "", "1s", 256, 144, 12},
+		{"21:9 zero duration", "21:9", "", int64(0), 336, 144, 24},
+		{"16:9 1080p, cropped to 216 rows", "16:9", "1080p", int64(2), 384, 216, 24},
+		{"9:16 480p", "9:16", "480p", int64(2), 96, 170, 24},
+		{"4:3 768p", "4:3", "768p", int64(1), 206, 154, 12},
+		{"3:4 360p", "3:4", "360p", int64(1), 72, 96, 12},
+		{"capped at videoMaxSeconds", "16:9", "", int64(100), 256, 144, videoMaxSeconds * videoFPS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job := videoJob(tt.aspect, tt.duration)
+			job := videoJobAt(tt.aspect, tt.class, tt.duration)
 			outs := submit(t, job)
 			if len(outs) != 1 {
 				t.Fatalf("got %d outputs, want 1", len(outs))
@@ -193,16 +205,14 @@ func checkWithFFmpeg(t *testing.T, job gengate.Job, data []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frame := newYUVFrame(c.w, c.h)
+	frame := newH264Encoder(c.w, c.h, videoFPS, videoGOP).newFrame()
 	var want []byte
 	for i := 0; i < c.n; i++ {
 		c.frame(i, frame)
-		want = append(want, frame.Y...)
-		want = append(want, frame.Cb...)
-		want = append(want, frame.Cr...)
+		want = append(want, frame.crop(c.w, c.h)...)
 	}
 	if !bytes.Equal(got, want) {
-		size := len(frame.Y) + len(frame.Cb) + len(frame.Cr)
+		size := c.w * c.h * 3 / 2
 		first := 0
 		for first < min(len(got), len(want)) && got[first] == want[first] {
 			first++
@@ -239,12 +249,27 @@ func TestVideoSize(t *testing.T) {
 	}
 }
 
-func BenchmarkVideo2s(b *testing.B) {
-	job := videoJob("16:9", int64(2))
-	e := New(0)
-	for b.Loop() {
-		if _, err := e.Submit(context.Background(), job); err != nil {
-			b.Fatal(err)
-		}
+func BenchmarkVideo(b *testing.B) {
+	for _, c := range []struct {
+		name, aspect, class string
+		secs                int64
+	}{
+		{"2s-720p", "16:9", "", 2},
+		{"15s-1080p", "16:9", "1080p", 15},
+		{"8s-4k", "16:9", "4k", 8},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			job := videoJobAt(c.aspect, c.class, c.secs)
+			e := New(0)
+			var size int
+			for b.Loop() {
+				p, err := e.Submit(context.Background(), job)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(p.Outputs[0].Data)
+			}
+			b.ReportMetric(float64(size), "bytes/file")
+		})
 	}
 }
