@@ -59,9 +59,14 @@
 // are merged last into generationConfig (Gemini) or parameters (Imagen,
 // Veo), except top-level request fields such as safetySettings.
 //
-// The catalog's Veo upstream ids are the Vertex AI names
-// (veo-3.1-generate-001); the Gemini API serves the -preview names
-// (veo-3.1-generate-preview), which an operator can set per route.
+// The catalog's Veo upstream ids are the Gemini API's names:
+// veo-3.1-generate-preview and veo-3.1-fast-generate-preview (the Veo 3.1
+// models are previews there), veo-3.0-generate-001 and
+// veo-3.0-fast-generate-001. Vertex AI names Veo 3.1 veo-3.1-generate-001;
+// the table matches both spellings by prefix. Imagen 4's :predict is
+// Vertex-AI-only in the official go-genai SDK (2026-08), so the catalog no
+// longer routes Imagen here by default; the mapping stays for operator
+// routes (docs/providers.md).
 //
 // # Errors
 //
