@@ -50,6 +50,58 @@ var Schemas = map[string]*schematest.Schema{
 		Read:   read,
 		Fields: "image:url! format:enum(png|jpg|webp) background_type:str threshold:num[0..1] reverse:bool",
 	},
+	"black-forest-labs/flux-dev": {
+		Source: "https://replicate.com/black-forest-labs/flux-dev/api (enum values and ranges as listed at cinemasetfree.com/guides/generators/black-forest-labs/flux-dev)",
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(1:1|16:9|21:9|3:2|2:3|4:5|5:4|3:4|4:3|9:16|9:21) image:url prompt_strength:num[0..1] " +
+			"num_outputs:int[1..4] num_inference_steps:int[1..50] guidance:num[0..10] seed:int output_format:enum(webp|jpg|png) " +
+			"output_quality:int[0..100] disable_safety_checker:bool go_fast:bool megapixels:enum(1|0.25)",
+	},
+	"google/nano-banana": {
+		Source: "https://replicate.com/google/nano-banana/versions/f0a9d34b12ad1c1cd76269a844b218ff4e64e128ddaba93e15891f47368958a0/api (enums as in api.core.today/v1/models/google/nano-banana/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! image_input:urls aspect_ratio:enum(match_input_image|1:1|2:3|3:2|3:4|4:3|4:5|5:4|9:16|16:9|21:9) output_format:enum(png|jpg)",
+	},
+	"google/nano-banana-pro": {
+		Source: "https://replicate.com/google/nano-banana-pro/versions/f5318740f60d79bf0c480216aaf9ca7614977553170eacd19ff8cbcda2409ac8/api (enums as in api.core.today/v1/models/google/nano-banana-pro/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! image_input:urls[..14] aspect_ratio:enum(match_input_image|1:1|2:3|3:2|3:4|4:3|4:5|5:4|9:16|16:9|21:9) " +
+			"resolution:enum(1K|2K|4K) output_format:enum(png|jpg) safety_filter_level:enum(block_low_and_above|block_medium_and_above|block_only_high)",
+	},
+	"bytedance/seedream-4.5": {
+		Source: "https://replicate.com/bytedance/seedream-4.5/versions/9fe3b8282dcb9d9063b05e33210a1432801f7c5a6641db944baefcec4886761a/api (enums as in docs.genhub.me/api-reference/seedream-45)",
+		Read:   read,
+		Fields: "prompt:str! image_input:urls[..14] size:enum(2K|4K|custom) aspect_ratio:enum(match_input_image|1:1|4:3|3:4|16:9|9:16|3:2|2:3|21:9) " +
+			"width:int[1024..4096] height:int[1024..4096] sequential_image_generation:enum(disabled|auto) max_images:int[1..15] disable_safety_checker:bool",
+	},
+	"openai/sora-2": {
+		Source: "https://replicate.com/openai/sora-2/versions/c86d0285b42f231a28d35ee4e7ab762c95ce58a4a94b97f8ecfb0424e9ecd367/api (enums as in api.core.today/v1/models/openai/sora-2/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! seconds:ienum(4|8|12) aspect_ratio:enum(portrait|landscape) input_reference:url openai_api_key:str",
+	},
+	"google/veo-3.1": {
+		Source: "https://replicate.com/google/veo-3.1/versions/ed5b1767b711dd15d954b162af1e890d27882680f463a85e94f02d604012b972/api (enums as in api.core.today/v1/models/google/veo-3.1/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(16:9|9:16) duration:ienum(4|6|8) image:url last_frame:url reference_images:urls[..3] " +
+			"negative_prompt:str resolution:enum(720p|1080p) generate_audio:bool seed:int",
+		Rules: []schematest.Rule{{Field: "reference_images", Msg: "reference images only work with 16:9 aspect ratio and 8-second duration",
+			Bad: func(in map[string]any) bool {
+				refs, _ := in["reference_images"].([]any)
+				return len(refs) > 0 && (in["aspect_ratio"] == "9:16" || (in["duration"] != nil && in["duration"] != 8.0))
+			}}},
+	},
+	"kwaivgi/kling-v2.1": {
+		Source: "https://replicate.com/kwaivgi/kling-v2.1/api (fields as in api.core.today/v1/models/kwaivgi/kling-v2.1/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! start_image:url! end_image:url mode:enum(standard|pro) duration:ienum(5|10) negative_prompt:str",
+		Rules: []schematest.Rule{{Field: "end_image", Msg: "end_image is for pro mode only",
+			Bad: func(in map[string]any) bool { _, end := in["end_image"]; return end && in["mode"] != "pro" }}},
+	},
+	"wan-video/wan-2.5-i2v": {
+		Source: "https://replicate.com/wan-video/wan-2.5-i2v/api (fields as in api.core.today/v1/models/wan-video/wan-2.5-i2v/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! image:url! duration:int[..10] resolution:enum(480p|720p|1080p) negative_prompt:str audio:url seed:int enable_prompt_expansion:bool",
+	},
 	"codeplugtech/face-swap": {
 		Source: "https://replicate.com/codeplugtech/face-swap/api (version 278a81e7…)",
 		Read:   read,
