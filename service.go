@@ -46,6 +46,9 @@ type Service struct {
 	// sandbox serves only routes that name it. Otherwise (the offline
 	// default) it serves every model no configured route can.
 	ProvidersConfigured bool
+	// UploadRetention is how long uploaded files are kept (default
+	// DefaultUploadRetention).
+	UploadRetention time.Duration
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.
@@ -242,7 +245,7 @@ func (s *Service) storeInputs(ctx context.Context, t *Task, req *Request) error 
 	inputs := map[string]Input{}
 	for _, name := range names {
 		f, _ := req.Model.Field(name)
-		in, err := s.Fetcher.Fetch(ctx, req.InputURLs[name], InputKind(f.Kind))
+		in, err := s.fetchInput(ctx, t.AccountID, req.InputURLs[name], InputKind(f.Kind))
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -906,7 +909,11 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 		if n, err = s.Store.PurgeTasks(ctx, s.now().Add(-r)); err != nil {
 			return err
 		}
-		return s.sweepInputs(ctx)
+		if err := s.sweepInputs(ctx); err != nil {
+			return err
+		}
+		_, err = s.purgeUploads(ctx)
+		return err
 	})
 	return n, err
 }

@@ -38,6 +38,8 @@ type Config struct {
 	// Storage is where outputs go: a directory (default <data>/files) or
 	// s3://bucket[/prefix]?endpoint=host:port (see docs/deploy.md).
 	Storage string
+	// UploadRetention is how long files sent to POST /api/v1/files are kept.
+	UploadRetention time.Duration
 }
 
 // Validate names the first bad field.
@@ -59,6 +61,8 @@ func (c *Config) Validate() error {
 		return errors.New("--task-lease must be ≥ 1s")
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return errors.New("--rate-limit and --rate-burst must be ≥ 0")
+	case c.UploadRetention < time.Minute:
+		return errors.New("--upload-retention must be ≥ 1m")
 	case c.MaxBody < 1024:
 		return errors.New("--max-body must be ≥ 1024")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
@@ -162,6 +166,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
 		f.dur(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and task steps may finish after SIGTERM"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
+		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
 		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),

@@ -80,6 +80,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ReviewTerms:         splitTerms(cfg.ReviewTerms),
 		Owner:               fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
 		Lease:               cfg.TaskLease,
+		UploadRetention:     cfg.UploadRetention,
 	}
 	if cfg.Role != "worker" { // the key is for someone calling the API
 		if err := firstStart(ctx, store, stdout); err != nil {

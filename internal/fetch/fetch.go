@@ -238,7 +238,7 @@ func (f *Fetcher) requestError(ctx context.Context, err error) error {
 	var netErr net.Error
 	switch {
 	case errors.Is(err, errAddrNotAllowed):
-		return gengate.Errorf(gengate.InputNotAllowed, "input URL resolves to a private or loopback address, which is not allowed")
+		return gengate.Errorf(gengate.InputNotAllowed, "input URL resolves to a private or loopback address, which is not allowed; an operator who trusts every client can allow it with --allow-private-inputs")
 	case errors.Is(err, errTooManyRedirects):
 		return gengate.Errorf(gengate.InputFetchFailed, "input URL redirected more than %d times", max(f.cfg.MaxRedirects, 0))
 	case errors.Is(err, errRedirectScheme):

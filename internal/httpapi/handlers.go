@@ -282,7 +282,7 @@ func nonNil(f []gengate.Field) []gengate.Field {
 func (a *api) handleFile() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ext, _ := strings.Cut(r.PathValue("name"), ".")
-		c, err := a.svc.Store.FindCreation(r.Context(), token)
+		c, err := a.svc.FindFile(r.Context(), token)
 		if err == nil && c.Ext != ext {
 			err = gengate.Errorf(gengate.ENotFound, "no file")
 		}

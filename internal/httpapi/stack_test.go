@@ -35,14 +35,15 @@ import (
 
 // stackOpts chooses how a test stack is built.
 type stackOpts struct {
-	dialect      string        // "sqlite" (default) or "postgres"
-	noWorkers    bool          // do not run worker.Run: only POST statusUrl advances tasks
-	sandboxDelay time.Duration // latency of the sandbox engine
-	syncWait     time.Duration // Service.SyncWait; default 2m (slow machines under -race)
-	reviewTerms  []string
-	allowPrivate bool // fetch inputs from loopback too
-	rateLimit    float64
-	rateBurst    int
+	dialect       string        // "sqlite" (default) or "postgres"
+	noWorkers     bool          // do not run worker.Run: only POST statusUrl advances tasks
+	sandboxDelay  time.Duration // latency of the sandbox engine
+	syncWait      time.Duration // Service.SyncWait; default 2m (slow machines under -race)
+	reviewTerms   []string
+	allowPrivate  bool  // fetch inputs from loopback too
+	maxInputBytes int64 // fetch.Config.MaxBytes; 0 for the default
+	rateLimit     float64
+	rateBurst     int
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -84,7 +85,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Catalog:     catalog,
 		Engines:     map[string]gengate.Engine{"sandbox": sandbox.New(o.sandboxDelay)},
 		Blobs:       blobs,
-		Fetcher:     fetch.New(fetch.Config{AllowPrivate: o.allowPrivate}),
+		Fetcher:     fetch.New(fetch.Config{AllowPrivate: o.allowPrivate, MaxBytes: o.maxInputBytes}),
 		Events:      events,
 		Log:         log,
 		SyncWait:    o.syncWait,

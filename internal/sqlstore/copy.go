@@ -109,6 +109,10 @@ var copyTables = []copyTable{
 		{"id", colText}, {"account_id", colText}, {"task_id", colText}, {"idx", colInt}, {"blob_key", colText},
 		{"token", colText}, {"content_type", colText}, {"ext", colText}, {"size", colInt}, {"created_at", colInt},
 	}},
+	{"uploads", "id", []copyColumn{
+		{"id", colText}, {"account_id", colText}, {"blob_key", colText}, {"token", colText},
+		{"content_type", colText}, {"ext", colText}, {"size", colInt}, {"created_at", colInt}, {"expires_at", colInt},
+	}},
 }
 
 // copied returns the columns CopyTo carries over.
@@ -293,7 +297,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// Keep every other writer (a gengate serve started early, whose first
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
-		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, tasks, ledger, creations IN EXCLUSIVE MODE`); err != nil {
+		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, tasks, ledger, creations, uploads IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}

@@ -1,0 +1,299 @@
+package gengate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Uploads and chaining.
+//
+// A file an account uploads (POST /api/v1/files) and a task's output are
+// both served at /files/<token>.<ext>, and either URL can be given as an
+// input of a later request. Such a URL is not fetched over the network: its
+// token names the file in storage, which is read directly (so the server's
+// own address needs no --allow-private-inputs), checked like any fetched
+// input, and only for the account the file belongs to. A URL whose token is
+// not one of this server's files is fetched like any other URL.
+
+// DefaultUploadRetention is how long an uploaded file is kept: long enough
+// for the requests that use it, short enough not to become storage.
+const DefaultUploadRetention = 24 * time.Hour
+
+// InputForbidden is the field code of an input URL that names a gengate
+// file of another account.
+const InputForbidden = "INPUT_FORBIDDEN"
+
+// Upload is a file an account sent to be used as an input.
+type Upload struct {
+	ID          string
+	AccountID   string
+	Key         string // blob key
+	Token       string // unguessable; the file's URL is /files/<token>.<ext>
+	ContentType string
+	Ext         string
+	Size        int64
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// Path is the upload's URL path.
+func (u Upload) Path() string { return "/files/" + u.Token + "." + u.Ext }
+
+// UploadStore is the Store ability uploads need. internal/sqlstore has it;
+// a Store without it refuses uploads.
+type UploadStore interface {
+	CreateUpload(ctx context.Context, u *Upload) error
+	// FindUpload returns the upload with the URL token, or ENotFound when
+	// there is none or it expired before now.
+	FindUpload(ctx context.Context, token string, now time.Time) (*Upload, error)
+	// ExpiredUploads returns up to limit uploads that expired before the time.
+	ExpiredUploads(ctx context.Context, before time.Time, limit int) ([]*Upload, error)
+	DeleteUpload(ctx context.Context, id string) error
+}
+
+// InputChecker is the Fetcher ability uploads and stored files need: check
+// bytes at hand as Fetch checks a downloaded file, within the same limits.
+type InputChecker interface {
+	// Check checks data as an input of the kind.
+	Check(data []byte, kind InputKind) (Input, error)
+	// MaxBytes is the largest input of the kind, in bytes.
+	MaxBytes(kind InputKind) int64
+}
+
+func (s *Service) uploads() (UploadStore, error) {
+	u, ok := s.Store.(UploadStore)
+	if !ok {
+		return nil, errors.New("the store does not keep uploads")
+	}
+	return u, nil
+}
+
+func (s *Service) checker() (InputChecker, error) {
+	c, ok := s.Fetcher.(InputChecker)
+	if !ok {
+		return nil, errors.New("the fetcher cannot check uploaded files")
+	}
+	return c, nil
+}
+
+func (s *Service) uploadRetention() time.Duration {
+	if s.UploadRetention > 0 {
+		return s.UploadRetention
+	}
+	return DefaultUploadRetention
+}
+
+// UploadLimit is the largest upload accepted, in bytes: the larger of the
+// image and video input limits.
+func (s *Service) UploadLimit() int64 {
+	c, err := s.checker()
+	if err != nil {
+		return 0
+	}
+	return max(c.MaxBytes(KindImage), c.MaxBytes(KindVideo))
+}
+
+// Upload reads a file from r, checks it with the same checks as a fetched
+// input (type by its bytes, size, pixels, decoding), stores it and returns
+// it. Refusals are *Error values: ETooLarge, EUnsupportedMedia or EInvalid,
+// with one field error on "file" carrying the input code.
+func (s *Service) Upload(ctx context.Context, key *APIKey, r io.Reader) (*Upload, error) {
+	store, err := s.uploads()
+	if err != nil {
+		return nil, err
+	}
+	check, err := s.checker()
+	if err != nil {
+		return nil, err
+	}
+	limit := s.UploadLimit()
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	kind := KindImage
+	if ct := sniff(data); strings.HasPrefix(ct, "video/") {
+		kind = KindVideo
+	}
+	if int64(len(data)) > check.MaxBytes(kind) {
+		return nil, uploadError(Errorf(InputTooLarge, "the file is larger than the %d bytes allowed for an %s", check.MaxBytes(kind), kind))
+	}
+	if len(data) == 0 {
+		return nil, uploadError(Errorf(InputUndecodable, "the file is empty"))
+	}
+	in, err := check.Check(data, kind)
+	if err != nil {
+		return nil, uploadError(err)
+	}
+	now := s.now()
+	u := &Upload{ID: NewID(), AccountID: key.AccountID, Token: NewToken(), ContentType: in.ContentType,
+		Ext: extOf(in.ContentType), Size: int64(len(data)), CreatedAt: now, ExpiresAt: now.Add(s.uploadRetention())}
+	u.Key = "uploads/" + u.ID + "." + u.Ext
+	if err := s.Blobs.Put(ctx, u.Key, data, u.ContentType); err != nil {
+		return nil, fmt.Errorf("store upload: %w", err)
+	}
+	if err := store.CreateUpload(ctx, u); err != nil {
+		if derr := s.Blobs.Delete(context.WithoutCancel(ctx), u.Key); derr != nil {
+			s.log().WarnContext(ctx, "delete upload", "key", u.Key, "err", derr)
+		}
+		return nil, err
+	}
+	s.log().InfoContext(ctx, "file uploaded", "uploadId", u.ID, "contentType", u.ContentType, "size", u.Size)
+	return u, nil
+}
+
+// uploadError turns an input check's error into the upload's refusal.
+func uploadError(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	code := EInvalid
+	switch e.Code {
+	case InputTooLarge:
+		code = ETooLarge
+	case InputNotSupported:
+		code = EUnsupportedMedia
+	}
+	return &Error{Code: code, Message: "file: " + e.Message,
+		Fields: []FieldError{{Field: "file", Code: e.Code, Message: e.Message}}}
+}
+
+func extOf(contentType string) string {
+	switch contentType {
+	case "image/png":
+		return "png"
+	case "image/jpeg":
+		return "jpg"
+	case "image/webp":
+		return "webp"
+	case "image/gif":
+		return "gif"
+	case "video/mp4":
+		return "mp4"
+	case "video/webm":
+		return "webm"
+	}
+	return "bin"
+}
+
+// FindFile returns the file served at /files/<token>: an output (a
+// creation) or an unexpired upload, as a Creation (an upload has no
+// TaskID).
+func (s *Service) FindFile(ctx context.Context, token string) (*Creation, error) {
+	c, err := s.Store.FindCreation(ctx, token)
+	if ErrorCode(err) != ENotFound {
+		return c, err
+	}
+	store, serr := s.uploads()
+	if serr != nil {
+		return nil, err
+	}
+	u, uerr := store.FindUpload(ctx, token, s.now())
+	if uerr != nil {
+		return nil, uerr
+	}
+	return &Creation{ID: u.ID, AccountID: u.AccountID, Key: u.Key, Token: u.Token, ContentType: u.ContentType,
+		Ext: u.Ext, Size: u.Size, CreatedAt: u.CreatedAt}, nil
+}
+
+// fileToken returns the token and extension of a URL whose path ends in
+// /files/<token>.<ext>, or false.
+func fileToken(rawURL string) (token, ext string, ok bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.RawQuery != "" {
+		return "", "", false
+	}
+	dir, name, found := cutLast(u.Path, "/")
+	if !found || !strings.HasSuffix(dir, "/files") && dir != "files" {
+		return "", "", false
+	}
+	token, ext, found = strings.Cut(name, ".")
+	return token, ext, found && token != "" && ext != ""
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
+// ownFile reads an input URL that names one of this server's files from
+// storage and checks it as a fetched input is checked. found is false when
+// the URL names no file here: it is then fetched like any URL. Another
+// account's file is refused with InputForbidden.
+func (s *Service) ownFile(ctx context.Context, accountID, rawURL string, kind InputKind) (in Input, found bool, err error) {
+	token, ext, ok := fileToken(rawURL)
+	if !ok {
+		return Input{}, false, nil
+	}
+	c, err := s.FindFile(ctx, token)
+	if ErrorCode(err) == ENotFound || err == nil && c.Ext != ext {
+		return Input{}, false, nil
+	}
+	if err != nil {
+		return Input{}, true, err
+	}
+	if c.AccountID != accountID {
+		return Input{}, true, Errorf(InputForbidden,
+			"input URL names a gengate file of another account; upload the file (POST /api/v1/files) to use it")
+	}
+	check, err := s.checker()
+	if err != nil {
+		return Input{}, true, err
+	}
+	data, err := s.Blobs.Get(ctx, c.Key)
+	if ErrorCode(err) == ENotFound {
+		return Input{}, true, Errorf(InputFetchFailed, "input URL names a gengate file that is no longer stored")
+	}
+	if err != nil {
+		return Input{}, true, err
+	}
+	if int64(len(data)) > check.MaxBytes(kind) {
+		return Input{}, true, Errorf(InputTooLarge, "input is larger than the %d bytes allowed", check.MaxBytes(kind))
+	}
+	in, err = check.Check(bytes.Clone(data), kind)
+	return in, true, err
+}
+
+// fetchInput gets an input file: from storage when the URL names one of
+// this server's files, otherwise through the Fetcher.
+func (s *Service) fetchInput(ctx context.Context, accountID, rawURL string, kind InputKind) (Input, error) {
+	if _, ok := s.Fetcher.(InputChecker); ok {
+		if in, found, err := s.ownFile(ctx, accountID, rawURL, kind); found || err != nil {
+			return in, err
+		}
+	}
+	return s.Fetcher.Fetch(ctx, rawURL, kind)
+}
+
+// purgeUploads deletes uploads that expired before now, their files first.
+func (s *Service) purgeUploads(ctx context.Context) (int, error) {
+	store, err := s.uploads()
+	if err != nil {
+		return 0, nil // nothing to purge in a store without uploads
+	}
+	n := 0
+	for {
+		expired, err := store.ExpiredUploads(ctx, s.now(), 500)
+		if err != nil || len(expired) == 0 {
+			return n, err
+		}
+		for _, u := range expired {
+			if err := s.Blobs.Delete(ctx, u.Key); err != nil && ErrorCode(err) != ENotFound {
+				return n, err
+			}
+			if err := store.DeleteUpload(ctx, u.ID); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+var _ gengate.UploadStore = (*DB)(nil)
+
+const uploadColumns = `id, account_id, blob_key, token, content_type, ext, size, created_at, expires_at`
+
+// CreateUpload stores an uploaded file's record.
+func (s *DB) CreateUpload(ctx context.Context, u *gengate.Upload) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO uploads (`+uploadColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		u.ID, u.AccountID, u.Key, u.Token, u.ContentType, u.Ext, u.Size, ms(u.CreatedAt), ms(u.ExpiresAt))
+	return err
+}
+
+// FindUpload returns the upload with the URL token unless it expired
+// before now.
+func (s *DB) FindUpload(ctx context.Context, token string, now time.Time) (*gengate.Upload, error) {
+	u, err := scanUpload(s.db.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE token = $1 AND expires_at > $2`,
+		token, ms(now)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("file", "")
+	}
+	return u, err
+}
+
+// ExpiredUploads returns up to limit uploads that expired before the time,
+// oldest first.
+func (s *DB) ExpiredUploads(ctx context.Context, before time.Time, limit int) ([]*gengate.Upload, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+		ms(before), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*gengate.Upload
+	for rows.Next() {
+		u, err := scanUpload(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// DeleteUpload deletes an upload's record.
+func (s *DB) DeleteUpload(ctx context.Context, id string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM uploads WHERE id = $1`, id)
+	return err
+}
+
+func scanUpload(row scanner) (*gengate.Upload, error) {
+	u := &gengate.Upload{}
+	var created, expires int64
+	if err := row.Scan(&u.ID, &u.AccountID, &u.Key, &u.Token, &u.ContentType, &u.Ext, &u.Size, &created, &expires); err != nil {
+		return nil, err
+	}
+	u.CreatedAt, u.ExpiresAt = fromMS(created), fromMS(expires)
+	return u, nil
+}
