@@ -22,5 +22,5 @@ func ExampleFetcher_Fetch() {
 
 	// Output:
 	// image/png 2 1 <nil>
-	// INPUT_ADDRESS_NOT_ALLOWED: input URL resolves to a private or loopback address, which is not allowed
+	// INPUT_ADDRESS_NOT_ALLOWED: input URL resolves to a private or loopback address, which is not allowed; an operator who trusts every client can allow it with --allow-private-inputs
 }
