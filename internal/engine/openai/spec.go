@@ -39,6 +39,20 @@ var (
 		mask:    true,
 		strict:  true,
 	}
+	// gptImage2 is gpt-image-2, which takes free-form WIDTHxHEIGHT sizes
+	// (sides multiples of 16, ratio between 1:3 and 3:1, at most
+	// 3840x2160: openai-go@4e5a07a image.go, ImageGenerateParams.Size,
+	// read 2026-11-23): gengate offers the usual ratios at about the
+	// pixel count of 1536x1024, priced like it (docs/models.md).
+	gptImage2 = spec{
+		sizes: map[string]string{"1:1": "1024x1024", "3:2": "1536x1024", "2:3": "1024x1536",
+			"16:9": "1536x864", "9:16": "864x1536", "4:3": "1344x1008", "3:4": "1008x1344"},
+		maxN:    10,
+		quality: []string{"low", "medium", "high", "auto"},
+		formats: []string{"png", "jpeg", "webp"},
+		mask:    true,
+		strict:  true,
+	}
 	sora2 = spec{
 		video:   true,
 		sizes:   map[string]string{"16:9": "1280x720", "9:16": "720x1280"},
@@ -57,8 +71,8 @@ var (
 // specs maps an upstream model id, or an id prefix, to what it takes: the
 // longest matching key wins. Adding a model is one line.
 var specs = map[string]*spec{
-	"gpt-image-":             &gptImage, // gpt-image-1, -1.5, -1-mini, -2, ...
-	"gpt-image-2":            &gptImage,
+	"gpt-image-":             &gptImage,  // gpt-image-1, -1.5, -1-mini, -2, ...
+	"gpt-image-2":            &gptImage2, // and its snapshots, gpt-image-2-2026-04-21
 	"gpt-image-2.5-flare":    &gptImage,
 	"gpt-image-2.5-sunburst": &gptImage,
 	"sora-2":                 &sora2,

@@ -69,6 +69,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	compatible bool
+	shrink     int
 	lastFiles  map[string][]byte
 	lastHeader http.Header
 	videos     map[string]*video
@@ -123,6 +124,15 @@ func (s *Server) URL() string { return s.srv.URL + "/v1" }
 
 // Key returns the API key the fake accepts.
 func (s *Server) Key() string { return s.key }
+
+// ShrinkImages makes the images the fake returns n times smaller on each
+// side than the size asked for (tests that send many requests, where the
+// encoding of full-size images would dominate).
+func (s *Server) ShrinkImages(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shrink = n
+}
 
 // Compatible makes the fake a LocalAI-like OpenAI-compatible server: no
 // API key needed, any WxH size, images answered as `url` items.
@@ -283,6 +293,30 @@ var (
 		"background", "moderation", "user", "image", "image[]", "mask", "input_fidelity", "partial_images", "stream"}
 )
 
+// freeSizes reports whether a model takes free-form WIDTHxHEIGHT sizes:
+// "For gpt-image-2 and gpt-image-2-2026-04-21, arbitrary resolutions are
+// supported" (openai-go@4e5a07a6 image.go, ImageGenerateParams.Size and
+// ImageEditParams.Size, read 2026-11-23).
+func freeSizes(model string) bool {
+	return model == "gpt-image-2" || strings.HasPrefix(model, "gpt-image-2-20")
+}
+
+// freeSizeProblem checks a free-form size against the same text: "Width
+// and height must both be divisible by 16 and the requested aspect ratio
+// must be between 1:3 and 3:1 … the maximum supported resolution is
+// 3840x2160."
+func freeSizeProblem(w, h int) string {
+	switch {
+	case w%16 != 0 || h%16 != 0:
+		return "Width and height must both be divisible by 16."
+	case w > 3*h || h > 3*w:
+		return "The aspect ratio must be between 1:3 and 3:1."
+	case max(w, h) > 3840 || w*h > 3840*2160:
+		return "The maximum supported resolution is 3840x2160."
+	}
+	return ""
+}
+
 // images serves /images/generations and /images/edits.
 func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) || s.takeSubmitFailure(w) {
@@ -327,7 +361,12 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 		size = "1024x1024"
 	}
 	width, height, ok := parseSize(size)
-	if !ok || (!compatible && !slices.Contains(gptSizes, str(fields["size"])) && str(fields["size"]) != "") {
+	if !compatible && freeSizes(str(fields["model"])) && ok {
+		if msg := freeSizeProblem(width, height); msg != "" {
+			bad("size", fmt.Sprintf("Invalid size '%s'. %s", size, msg))
+			return
+		}
+	} else if !ok || (!compatible && !slices.Contains(gptSizes, str(fields["size"])) && str(fields["size"]) != "") {
 		bad("size", fmt.Sprintf("Invalid value: '%s'. Supported values are: '1024x1024', '1024x1536', '1536x1024', and 'auto'.", str(fields["size"])))
 		return
 	}
@@ -364,7 +403,10 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 	}
 	data := make([]map[string]any, 0, n)
 	for i := 0; i < n; i++ {
-		img, err := encodeImage(width, height, i, format)
+		s.mu.Lock()
+		shrink := max(s.shrink, 1)
+		s.mu.Unlock()
+		img, err := encodeImage(width/shrink, height/shrink, i, format)
 		if err != nil {
 			statusError(w, http.StatusInternalServerError)
 			return
