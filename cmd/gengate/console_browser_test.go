@@ -136,11 +136,11 @@ func (b *browser) text(sel string) string {
 }
 
 // eval evaluates a JavaScript expression in the page.
-func evalIn[T any](b *browser, expr string) T {
+func evalIn[T any](b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		b.t.Fatalf("eval %s: %v\n%s", expr, err, b.pageState())
 	}

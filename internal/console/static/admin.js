@@ -3,7 +3,7 @@
 import { get, post, qs, loadModels } from './api.js?v=__V__';
 import { h, replace, fmtDate, fmtNum, credits, badge, errorSlot, note, secretBox, field, table, busy, shortID } from './dom.js?v=__V__';
 import { go, current, refreshBalance } from './nav.js?v=__V__';
-import { dl, inputsView, optionsView, modelName } from './views.js?v=__V__';
+import { dl, inputsView, optionPairs, modelName } from './views.js?v=__V__';
 
 // ---------- accounts ----------
 
@@ -62,7 +62,7 @@ export async function accountsPage(main, _rest, q, seq) {
 }
 
 export async function accountPage(main, rest, _q, seq) {
-  const id = rest[1];
+  const id = rest[0];
   document.title = 'Account · gengate';
   const a = await get('/api/v1/admin/accounts/' + encodeURIComponent(id));
   if (!current(seq)) return;
@@ -141,8 +141,7 @@ function reviewItem(t) {
       h('span', {}, badge(t.reviewReason || 'review', 'warn'))),
     h('div', { class: 'prompt' }, t.prompt || h('span', { class: 'muted' }, 'No prompt.')),
     dl([['Account', h('a', { href: '#/admin/accounts/' + encodeURIComponent(t.accountId) }, t.accountName || t.accountId)],
-      ['Model', t.modelId], ['Cost', credits(t.cost)], ['Created', fmtDate(t.createdAt)]]),
-    optionsView(t.options),
+      ['Model', t.modelId], ['Cost', credits(t.cost)], ['Created', fmtDate(t.createdAt)], ...optionPairs(t.options)]),
     inputsView(t.inputs),
     h('div', { class: 'actions' }, deliver, refund), err);
   const settle = (action, button) => async () => {

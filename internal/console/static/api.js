@@ -25,7 +25,9 @@ export function setUnauthorizedHandler(f) { onUnauthorized = f; }
 export async function api(method, path, body, opts = {}) {
   const headers = { Accept: 'application/json', ...(opts.headers || {}) };
   const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
-  if (body !== undefined) {
+  if (opts.raw !== undefined) {
+    init.body = opts.raw; // a File or Blob, sent as it is
+  } else if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }

@@ -88,7 +88,7 @@ function shell(parts) {
       h('div', { class: 'who' },
         h('span', { class: 'account-name', title: s.accountId }, s.accountName || 'account'),
         balance,
-        h('span', { class: 'email muted' }, s.member && s.member.email),
+        s.member && s.member.email !== s.accountName ? h('span', { class: 'email muted' }, s.member.email) : null,
         s.operator ? badge('operator', 'info') : null,
         signout)),
     h('div', { class: 'layout' },
@@ -308,7 +308,8 @@ async function galleryPage(main, _rest, _q, seq) {
       for (const u of outputsOf(t)) {
         grid.appendChild(h('figure', { class: 'tile' },
           h('a', { href: '#/tasks/' + encodeURIComponent(t.jobId), 'aria-label': 'task ' + shortID(t.jobId) }, media(u, t.type, (m ? m.name : t.modelId) + ' output')),
-          h('figcaption', {}, h('span', { class: 'tile-model' }, m ? m.name : t.modelId), t.placeholder ? placeholderTag() : null,
+          t.placeholder ? placeholderTag() : null,
+          h('figcaption', {}, h('span', { class: 'tile-model' }, m ? m.name : t.modelId),
             h('a', { href: u, download: '', class: 'tile-dl', 'aria-label': 'download' }, '↓'))));
       }
     }

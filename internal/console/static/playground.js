@@ -90,6 +90,10 @@ export async function playgroundPage(main, rest, _q, seq) {
     ev.preventDefault();
     if (submit.disabled) return;
     err.clear();
+    if (controls.some(c => c.busy && c.busy())) {
+      err.show({ problem: { title: 'Upload in progress', detail: 'wait until the file is uploaded, then generate', errors: [] } });
+      return;
+    }
     const missing = controls.filter(c => c.f.required && c.get(false) === undefined).map(c => c.f.name);
     if (missing.length) {
       err.show({ problem: { title: 'Missing input', detail: 'fill in ' + missing.join(', '), errors: [] } });
@@ -184,33 +188,44 @@ function inputControl(f, form) {
     const file = h('input', { type: 'file', accept, name: f.name + '.file', 'data-input': f.name, id: 'pg-file-' + f.name.replace('.', '-') });
     const url = h('input', { type: 'url', name: f.name, placeholder: 'https://…', 'data-input-url': f.name, id: 'pg-url-' + f.name.replace('.', '-') });
     const preview = h('div', { class: 'preview' });
-    let data = ''; // the chosen file as a data: URL
+    let data = '';     // the chosen file: its upload's URL, or a data: URL
+    let pending = null; // the upload in flight
     const clearBtn = h('button', { type: 'button', class: 'btn small ghost', hidden: true }, 'Remove file');
+    const err = errorSlot();
     file.addEventListener('change', () => {
       const fl = file.files && file.files[0];
       data = '';
+      delete file.dataset.ready;
       clear(preview);
-      if (!fl) { url.disabled = false; clearBtn.hidden = true; return; }
+      err.clear();
+      if (!fl) { url.disabled = false; clearBtn.hidden = true; pending = null; form.dispatchEvent(new Event('change')); return; }
       url.disabled = true;
       clearBtn.hidden = false;
-      const rd = new FileReader();
-      rd.onload = () => {
-        data = rd.result;
+      const local = URL.createObjectURL(fl);
+      const shown = f.kind === 'image' ? h('img', { src: local, alt: 'chosen ' + f.name }) : h('video', { src: local, controls: true, muted: true });
+      const status = h('small', { class: 'muted' }, `${fl.name} · ${fmtSize(fl.size)} · uploading…`);
+      replace(preview, shown, status);
+      const p = pending = uploadFile(fl).then((u) => {
+        if (p !== pending) return;
+        data = u;
         file.dataset.ready = 'true';
-        replace(preview, f.kind === 'image' ? h('img', { src: data, alt: 'chosen ' + f.name }) : h('video', { src: data, controls: true, muted: true }),
-          h('small', { class: 'muted' }, `${fl.name} · ${Math.round(fl.size / 1024)} KB`));
+        status.textContent = `${fl.name} · ${fmtSize(fl.size)} · uploaded`;
         form.dispatchEvent(new Event('change'));
-      };
-      rd.readAsDataURL(fl);
+      }, (e) => {
+        if (p !== pending) return;
+        status.textContent = `${fl.name} · not uploaded`;
+        err.show(e);
+      });
     });
     clearBtn.addEventListener('click', () => { file.value = ''; file.dispatchEvent(new Event('change')); });
     form.appendChild(h('fieldset', { class: 'file-input' }, h('legend', {}, label, f.required ? h('span', { class: 'req' }, ' required') : null),
       f.description ? h('small', { class: 'hint' }, f.description) : null,
       h('div', { class: 'file-row' }, h('label', { for: file.id }, 'Upload a file'), file, clearBtn),
-      h('div', { class: 'file-row' }, h('label', { for: url.id }, 'or its URL'), url), preview));
+      h('div', { class: 'file-row' }, h('label', { for: url.id }, 'or its URL'), url), preview, err));
     return {
-      f, get(forQuote) {
-        if (data) return forQuote ? (f.kind === 'image' ? standInImage : data) : data;
+      f, busy: () => !!(file.files && file.files[0]) && !data && !!pending,
+      get(forQuote) {
+        if (data) return forQuote && data.startsWith('data:') ? standInImage : data;
         if (url.value.trim()) return url.value.trim();
         if (forQuote && f.required && f.kind === 'image') return standInImage;
         return undefined;
@@ -255,6 +270,30 @@ function optionControl(f, box) {
   }
   box.appendChild(field(label, el, hint));
   return { f, get };
+}
+
+// uploadFile sends a chosen file to POST /api/v1/files and returns its URL,
+// usable as an input of this account's generations. A server without that
+// endpoint (404/405) gets the file inline as a data: URL instead.
+async function uploadFile(fl) {
+  try {
+    const r = await api('POST', '/api/v1/files', undefined, { raw: fl, headers: { 'Content-Type': fl.type || 'application/octet-stream' } });
+    return r.data.url;
+  } catch (e) {
+    if (e.status !== 404 && e.status !== 405) throw e;
+    return await new Promise((resolve, reject) => {
+      const rd = new FileReader();
+      rd.onload = () => resolve(rd.result);
+      rd.onerror = () => reject(rd.error);
+      rd.readAsDataURL(fl);
+    });
+  }
+}
+
+function fmtSize(n) {
+  if (n < 1024) return n + ' bytes';
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + ' KB';
+  return (n / 1024 / 1024).toFixed(1) + ' MB';
 }
 
 function labelOf(f) {

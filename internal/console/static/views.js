@@ -36,17 +36,38 @@ export function outputsView(t) {
       h('a', { href: u, target: '_blank', rel: 'noopener' }, 'Open'), t.placeholder ? [' ', placeholderTag()] : null))));
 }
 
-// inputsView shows the input files a task used, by name.
+// inputsView shows the input files a task used, by name. A file sent as a
+// data: URL is kept in the record only as its type and size.
 export function inputsView(inputs) {
   const entries = Object.entries(inputs || {});
   if (!entries.length) return null;
-  return h('div', { class: 'outputs inputs' }, entries.map(([k, u]) => h('figure', { class: 'output' },
-    /^(https?:|data:|blob:|\/)/.test(u) ? media(u, /video/i.test(k) ? 'video' : 'image', 'input ' + k) : h('code', {}, String(u)),
-    h('figcaption', {}, h('code', {}, k)))));
+  return h('div', { class: 'outputs inputs' }, entries.map(([k, u]) => {
+    u = String(u);
+    const name = k.replace(/^inputs\./, '');
+    let shown;
+    if (/^(https?:\/\/|\/files\/)/.test(u) || (u.startsWith('data:') && u.includes(','))) {
+      shown = h('a', { href: u, target: '_blank', rel: 'noopener' }, media(u, /video/i.test(k) || /^data:video/.test(u) ? 'video' : 'image', 'input ' + name));
+    } else {
+      const m = /^data:([^;]*);(\d+) bytes$/.exec(u);
+      shown = h('div', { class: 'upload-note' }, m ? `Uploaded ${m[1] || 'file'}, ${fmtSize(Number(m[2]))}` : u);
+    }
+    return h('figure', { class: 'output' }, shown, h('figcaption', {}, h('code', {}, name)));
+  }));
+}
+
+function fmtSize(n) {
+  if (n < 1024) return n + ' bytes';
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + ' KB';
+  return (n / 1024 / 1024).toFixed(1) + ' MB';
+}
+
+// optionPairs are a task's options as [name, text] pairs for dl.
+export function optionPairs(options) {
+  return Object.entries(options || {}).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
 }
 
 // optionsView lists a task's options.
 export function optionsView(options) {
-  const o = Object.entries(options || {});
-  return o.length ? dl(o.map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)])) : null;
+  const o = optionPairs(options);
+  return o.length ? dl(o) : null;
 }
