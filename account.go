@@ -26,6 +26,15 @@ type APIKey struct {
 	Hash      string // hex SHA-256 of the whole key
 	CreatedAt time.Time
 	RevokedAt time.Time
+	// LastUsedAt is when the key last authenticated a request, written at
+	// most once a minute (KeyTouchInterval).
+	LastUsedAt time.Time
+	// SpendLimit caps the credits the key's generations may charge per UTC
+	// day; 0 means no limit. SpentDay is the UTC day (days since the Unix
+	// epoch) SpentToday counts; see SpentOn.
+	SpendLimit int
+	SpentDay   int64
+	SpentToday int
 }
 
 // KeyPrefix starts every API key.
@@ -78,6 +87,9 @@ type LedgerEntry struct {
 	Amount    int // positive adds credits, negative spends them
 	Note      string
 	CreatedAt time.Time
+	// BalanceAfter is the balance once this entry applied: the sum of the
+	// account's entries up to and including it.
+	BalanceAfter int
 }
 
 // Ledger entry kinds. A task has at most one charge and one refund: the

@@ -102,6 +102,9 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, err
 	if ErrorCode(err) == ENotFound {
 		return nil, Errorf(EUnauthorized, "the API key is invalid or revoked")
 	}
+	if err == nil {
+		s.touchKey(ctx, k)
+	}
 	return k, err
 }
 
@@ -166,7 +169,7 @@ func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKe
 	t := &Task{
 		ID: NewID(), AccountID: key.AccountID, ModelID: req.Model.ID, Type: req.Model.Type,
 		Status: StatusQueued, Prompt: req.Prompt, Options: req.Options, Inputs: map[string]string{},
-		Cost: cost, IdempotencyKey: idemKey, Fingerprint: req.Fingerprint,
+		Cost: cost, IdempotencyKey: idemKey, Fingerprint: req.Fingerprint, KeyID: key.ID, InputURLs: inputURLs(req),
 		Engine: route.Engine, Route: route, RunAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	if term := s.reviewTerm(req.Prompt); term != "" {

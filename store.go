@@ -10,6 +10,7 @@ import (
 // PostgreSQL; the business rules stay here, the store holds the few atomic
 // statements they need.
 type Store interface {
+	AccountStore // accounts_store.go: members, sessions, links, keys, lists
 	// CreateAccount creates an account and grants it credits (a ledger
 	// grant entry) in one transaction.
 	CreateAccount(ctx context.Context, a *Account, credits int) error

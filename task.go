@@ -58,6 +58,12 @@ type Task struct {
 	Options map[string]any
 	// Inputs maps an input field to the blob key of its fetched file.
 	Inputs map[string]string
+	// InputURLs maps an input field to the URL the task was given (a
+	// data: URL is kept as a short description, not whole).
+	InputURLs map[string]string
+	// KeyID is the API key that created the task, empty when a signed-in
+	// member's session did (or for tasks from before keys were recorded).
+	KeyID string
 	// Cost is what the task was charged.
 	Cost           int
 	IdempotencyKey string

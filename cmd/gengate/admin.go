@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -78,12 +79,22 @@ func keysRevoke(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	defer s.Close()
 	if len(pos) != 1 {
-		return errors.New("usage: gengate keys revoke KEY-ID-OR-PREFIX")
+		return errors.New("usage: gengate keys revoke KEY|PREFIX|ID")
 	}
-	if err := s.RevokeAPIKey(ctx, pos[0], time.Now()); err != nil {
+	which, shown := pos[0], pos[0]
+	if strings.HasPrefix(which, gengate.KeyPrefix) && len(which) > len(gengate.KeyPrefix)+6 {
+		shown = gengate.DisplayPrefix(which) + "…"
+		// The full key: found by its hash; only its prefix is printed.
+		k, err := s.FindAPIKeyByHash(ctx, gengate.HashKey(which))
+		if err != nil {
+			return fmt.Errorf("no active key %s…", gengate.DisplayPrefix(which))
+		}
+		which = k.ID
+	}
+	if err := s.RevokeAPIKey(ctx, which, time.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "revoked %s\n", pos[0])
+	fmt.Fprintf(stdout, "revoked %s\n", shown)
 	return nil
 }
 
@@ -120,11 +131,27 @@ func reviewList(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%-36s  %-28s  %-26s  %6s  %s\n", "JOB", "REASON", "MODEL", "COST", "CREATED")
+	fmt.Fprintf(stdout, "%-36s  %-28s  %-26s  %6s  %-20s  %-36s  %s\n", "JOB", "REASON", "MODEL", "COST", "CREATED", "ACCOUNT", "PROMPT")
+	names := map[string]string{}
 	for _, t := range tasks {
-		fmt.Fprintf(stdout, "%-36s  %-28s  %-26s  %6d  %s\n", t.ID, t.ReviewReason, t.ModelID, t.Cost, t.CreatedAt.Format(time.RFC3339))
+		if _, ok := names[t.AccountID]; !ok {
+			if a, err := s.FindAccount(ctx, t.AccountID); err == nil {
+				names[t.AccountID] = a.Name
+			}
+		}
+		fmt.Fprintf(stdout, "%-36s  %-28s  %-26s  %6d  %-20s  %-36s  %s\n", t.ID, t.ReviewReason, t.ModelID, t.Cost,
+			t.CreatedAt.Format(time.RFC3339), t.AccountID+" ("+names[t.AccountID]+")", oneLine(t.Prompt, 80))
 	}
 	return nil
+}
+
+// oneLine shortens a prompt to one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func reviewSettle(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

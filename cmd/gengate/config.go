@@ -40,6 +40,8 @@ type Config struct {
 	Storage string
 	// UploadRetention is how long files sent to POST /api/v1/files are kept.
 	UploadRetention time.Duration
+	// The account area (accounts_flags.go).
+	Accounts AccountFlags
 }
 
 // Validate names the first bad field.
@@ -173,6 +175,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 	}
+	errs = append(errs, c.Accounts.add(f))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -183,5 +186,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		return nil, fmt.Errorf("unexpected argument %q", f.Arg(0))
 	}
 	c.MaxBody = int64(maxBody)
+	if err := c.Accounts.validate(); err != nil {
+		return nil, err
+	}
 	return c, c.Validate()
 }

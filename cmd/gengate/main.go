@@ -2,7 +2,13 @@
 //
 //	gengate serve                 API and workers (prints a key on first start)
 //	gengate keys create --credits N [--name NAME]
-//	gengate keys revoke KEY-ID-OR-PREFIX
+//	gengate keys revoke KEY-OR-PREFIX-OR-ID
+//	gengate keys list [--account ID]
+//	gengate accounts create --email E --credits N [--name N] [--operator]
+//	gengate accounts link --email E
+//	gengate accounts list [--q TEXT]
+//	gengate accounts show ID-OR-EMAIL
+//	gengate version
 //	gengate credits grant --account ID --credits N
 //	gengate review list
 //	gengate review settle JOB-ID --refund|--deliver
@@ -16,10 +22,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -37,12 +46,19 @@ const usage = `usage: gengate <command> [flags]
 commands:
   serve                               run the API and workers
   keys create --credits N [--name N]  create an account and an API key
-  keys revoke ID-OR-PREFIX            revoke an API key
+  keys revoke KEY|PREFIX|ID           revoke an API key (the full key, its prefix or its id)
+  keys list [--account ID]            API keys, with last use and spend limits
+  accounts create --email E --credits N [--name N] [--operator]
+                                      create an account and its member; prints a set-up link last
+  accounts link --email E             a one-time sign-in link for a member
+  accounts list [--q TEXT]            accounts with balance and members
+  accounts show ID-OR-EMAIL           one account: balance, members, keys
   credits grant --account ID --credits N
   review list                         tasks waiting for review
   review settle JOB-ID --refund|--deliver
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
+  version                             print the version
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
 run "gengate <command> --help" for its flags`
 
@@ -54,10 +70,56 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench") {
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts") &&
+		!strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
+	if wantsHelp(rest) {
+		// "gengate <cmd> --help": the command's flags on stdout, exit 0.
+		err := dispatch(ctx, cmd, sub, rest, getenv, stdout, stdout)
+		if errors.Is(err, errUnknownCommand) {
+			fmt.Fprintln(stdout, usage)
+			return nil
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	err := dispatch(ctx, cmd, sub, rest, getenv, stdout, stderr)
+	if errors.Is(err, errUnknownCommand) {
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+	return err
+}
+
+var errUnknownCommand = errors.New("unknown command")
+
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}
+
+func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	switch cmd + " " + sub {
+	case "keys list":
+		return keysList(ctx, rest, getenv, stdout, stderr)
+	case "accounts create":
+		return accountsCreate(ctx, rest, getenv, stdout, stderr)
+	case "accounts link":
+		return accountsLink(ctx, rest, getenv, stdout, stderr)
+	case "accounts list":
+		return accountsList(ctx, rest, getenv, stdout, stderr)
+	case "accounts show":
+		return accountsShow(ctx, rest, getenv, stdout, stderr)
+	case "version ", "--version ", "-version ":
+		printVersion(stdout)
+		return nil
 	case "serve ":
 		return serve(ctx, rest, getenv, stdout, stderr)
 	case "keys create":
@@ -82,6 +144,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, usage)
 		return nil
 	}
-	fmt.Fprintln(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return errUnknownCommand
 }

@@ -131,6 +131,8 @@ type engines struct {
 	// Providers names the configured upstream providers, sorted.
 	Providers []string
 	Routes    map[string][]gengate.Route
+	// BaseURLs holds each provider's base URL, for reachability probes.
+	BaseURLs map[string]string
 }
 
 // buildEngines makes the engines of the configuration: the sandbox and the
@@ -139,7 +141,7 @@ type engines struct {
 // variable. Secrets are used only to build the engines.
 func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration, allowPrivate bool) (*engines, error) {
 	out := &engines{All: map[string]gengate.Engine{"sandbox": sandbox.New(sandboxDelay), "builtin": builtin.New()},
-		Routes: map[string][]gengate.Route{}}
+		Routes: map[string][]gengate.Route{}, BaseURLs: map[string]string{}}
 	providers := map[string]providerConfig{}
 	for name, env := range providerEnv {
 		if v := getenv(env); v != "" {
@@ -183,6 +185,7 @@ func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) 
 			return nil, fmt.Errorf("providers.%s: %w", name, err)
 		}
 		out.All[name] = eng
+		out.BaseURLs[name] = providerBaseURL(p)
 		out.Providers = append(out.Providers, name)
 	}
 	sort.Strings(out.Providers)

@@ -82,8 +82,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Lease:               cfg.TaskLease,
 		UploadRetention:     cfg.UploadRetention,
 	}
-	if cfg.Role != "worker" { // the key is for someone calling the API
-		if err := firstStart(ctx, store, stdout); err != nil {
+	var firstLink func(base string) // prints the first-start member's set-up link
+	if cfg.Role != "worker" {       // the key is for someone calling the API
+		if firstLink, err = firstStart(ctx, store, stdout, cfg); err != nil {
 			return err
 		}
 	}
@@ -110,7 +111,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var srvErr error
 	if cfg.Role != "worker" {
-		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout)
+		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs.BaseURLs), firstLink)
 	} else {
 		fmt.Fprintln(stdout, "gengate worker running")
 		<-ctx.Done()
@@ -123,10 +124,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return srvErr
 }
 
-func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, store *sqlstore.DB, log *slog.Logger, stdout io.Writer) error {
+func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, store *sqlstore.DB, log *slog.Logger, stdout io.Writer,
+	probe func(context.Context, string) error, firstLink func(base string)) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
+	}
+	if firstLink != nil {
+		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
 	drain := make(chan struct{})
 	handler := httpapi.New(svc, httpapi.Config{
@@ -138,6 +143,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		RateLimit: cfg.RateLimit,
 		RateBurst: cfg.RateBurst,
 		Console:   console.New(console.Config{PublicURL: cfg.PublicURL}),
+		Accounts:  cfg.Accounts.httpConfig(probe),
 	}, log)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())
@@ -163,17 +169,17 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 
 // firstStart creates an account with 1,000 credits and prints its key when
 // the database has no account yet, so a newcomer can call the API at once.
-func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer) error {
+func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer, cfg *Config) (func(base string), error) {
 	n, err := store.CountAccounts(ctx)
 	if err != nil || n > 0 {
-		return err
+		return nil, err
 	}
 	secret, acct, err := createKey(ctx, store, "default", 1000)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(stdout, "Created account %s with 1000 credits. Its API key (shown once, keep it):\n%s\n", acct.ID, secret)
-	return nil
+	return firstMember(ctx, store, acct, cfg.Accounts.FirstEmail, stdout)
 }
 
 func createKey(ctx context.Context, store gengate.Store, name string, credits int) (string, *gengate.Account, error) {

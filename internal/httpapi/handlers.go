@@ -211,32 +211,40 @@ func (a *api) handleRead() http.Handler {
 			return
 		}
 		t := o.Task
-		body := map[string]any{
-			"jobId": t.ID, "status": t.Status.Public(), "type": t.Type, "modelId": t.ModelID, "cost": t.Cost,
-			"createdAt": t.CreatedAt.Format(time.RFC3339Nano), "updatedAt": t.UpdatedAt.Format(time.RFC3339Nano),
-			"statusUrl": statusURL(t),
-		}
-		if !t.CompletedAt.IsZero() {
-			body["completedAt"] = t.CompletedAt.Format(time.RFC3339Nano)
-		}
-		switch t.Status {
-		case gengate.StatusSucceeded:
-			a.addOutputs(body, r, t)
-		case gengate.StatusFailed:
-			e := map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "refunded": true, "creditsRefunded": t.Cost}
-			if reason := failureReason(t); reason != "" {
-				e["reason"] = reason
-			}
-			body["error"] = e
-		case gengate.StatusNeedsReview:
-			body["error"] = map[string]any{"code": gengate.ENeedsReview,
-				"message": reviewMessage}
-		}
+		body := a.taskRecord(r, t)
 		if t.Status.Active() {
 			w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(t)))
 		}
 		writeJSON(w, http.StatusOK, body)
 	})
+}
+
+// taskRecord is a task as GET /api/generation/jobs/{id} and the task
+// lists show it.
+func (a *api) taskRecord(r *http.Request, t *gengate.Task) map[string]any {
+	body := map[string]any{
+		"jobId": t.ID, "status": t.Status.Public(), "type": t.Type, "modelId": t.ModelID, "cost": t.Cost,
+		"createdAt": t.CreatedAt.Format(time.RFC3339Nano), "updatedAt": t.UpdatedAt.Format(time.RFC3339Nano),
+		"statusUrl": statusURL(t),
+	}
+	if !t.CompletedAt.IsZero() {
+		body["completedAt"] = t.CompletedAt.Format(time.RFC3339Nano)
+	}
+	switch t.Status {
+	case gengate.StatusSucceeded:
+		a.addOutputs(body, r, t)
+	case gengate.StatusFailed:
+		e := map[string]any{"code": gengate.EFailed, "message": t.ErrorMessage, "refunded": true, "creditsRefunded": t.Cost}
+		if reason := failureReason(t); reason != "" {
+			e["reason"] = reason
+		}
+		body["error"] = e
+	case gengate.StatusNeedsReview:
+		body["error"] = map[string]any{"code": gengate.ENeedsReview,
+			"message": reviewMessage}
+	}
+	addTaskDetails(body, t)
+	return body
 }
 
 // handleModels is GET /api/v1/models.

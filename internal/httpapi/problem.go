@@ -26,6 +26,14 @@ var statusOf = map[string]int{
 	gengate.ERateLimited:       http.StatusTooManyRequests,
 	gengate.EFailed:            http.StatusInternalServerError,
 	gengate.EInternal:          http.StatusInternalServerError,
+	// The account area's.
+	gengate.EInvalidCredentials: http.StatusUnauthorized,
+	gengate.EInvalidLink:        http.StatusUnauthorized,
+	gengate.ESignupClosed:       http.StatusForbidden,
+	gengate.EEmailTaken:         http.StatusConflict,
+	gengate.ECSRF:               http.StatusForbidden,
+	gengate.EForbidden:          http.StatusForbidden,
+	gengate.ESpendLimit:         http.StatusPaymentRequired,
 }
 
 // problem is an RFC 9457 problem details body.

@@ -53,7 +53,7 @@ func (a *api) rateLimit(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d := a.limiter.wait(apiKey(r).ID, time.Now()); d > 0 {
+		if d := a.limiter.wait(limitID(r), time.Now()); d > 0 {
 			secs := int(math.Ceil(d.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, r, a.log, gengate.Errorf(gengate.ERateLimited, "too many generate calls for this API key; retry in %d s", secs))

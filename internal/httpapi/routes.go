@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -39,6 +38,8 @@ type Config struct {
 	// Console, when set, serves the web console at GET / and
 	// GET /console/... (package console); without it GET / is a JSON 404.
 	Console http.Handler
+	// Accounts configures the account area (auth.go).
+	Accounts AccountsConfig
 }
 
 // DefaultMaxBody is the largest request body accepted.
@@ -49,7 +50,9 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
-	a := &api{svc: svc, cfg: cfg, log: log, metrics: newMetrics(cfg.Tasks, log)}
+	a := &api{svc: svc, cfg: cfg, log: log, metrics: newMetrics(cfg.Tasks, log),
+		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
+		probes: &probeCache{results: map[string]probeResult{}}}
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -63,6 +66,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())
 	mux.Handle("GET /metrics", a.metrics.handler())
+	a.accountRoutes(mux) // area_routes.go: auth, account, keys, quote, admin
 	// Known paths asked with another method: 405 with Allow.
 	mux.Handle("/api/v1/generate", a.handleMethodNotAllowed("POST"))
 	mux.Handle("/api/v1/models", a.handleMethodNotAllowed("GET, HEAD"))
@@ -83,6 +87,11 @@ type api struct {
 	log     *slog.Logger
 	metrics *metrics
 	limiter *limiter // nil: no rate limit
+	// The account area's sign-in limits, password-hashing slots and cache
+	// of engine probes.
+	signIns   *signInLimiter
+	hashSlots chan struct{}
+	probes    *probeCache
 }
 
 type ctxKey int
@@ -127,23 +136,6 @@ type statusRecorder struct {
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
-}
-
-// auth requires an API key: Authorization: Bearer <key> or X-API-Key.
-func (a *api) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret := r.Header.Get("X-API-Key")
-		if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-			secret = strings.TrimSpace(token)
-		}
-		key, err := a.svc.Authenticate(r.Context(), secret)
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="gengate"`)
-			writeError(w, r, a.log, err)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyAPIKey, key)))
-	})
 }
 
 func (a *api) handleNotFound() http.Handler {

@@ -44,6 +44,9 @@ type stackOpts struct {
 	maxInputBytes int64 // fetch.Config.MaxBytes; 0 for the default
 	rateLimit     float64
 	rateBurst     int
+	accounts      httpapi.AccountsConfig // the account area's settings
+	logTo         io.Writer              // where the stack logs (text), besides GENGATE_TEST_LOG
+	publicURL     string
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -80,6 +83,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if os.Getenv("GENGATE_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if o.logTo != nil {
+		log = slog.New(slog.NewTextHandler(o.logTo, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	svc := &gengate.Service{
 		Store:       store,
 		Catalog:     catalog,
@@ -93,7 +99,8 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
 	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst}, log))
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
+		Accounts: o.accounts, PublicURL: o.publicURL}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())

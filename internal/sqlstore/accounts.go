@@ -56,21 +56,17 @@ func (s *DB) FindAccount(ctx context.Context, id string) (*gengate.Account, erro
 
 // CreateAPIKey stores a key (its hash only).
 func (s *DB) CreateAPIKey(ctx context.Context, k *gengate.APIKey) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash, ms(k.CreatedAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, spend_limit) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash, ms(k.CreatedAt), k.SpendLimit)
 	return err
 }
 
 // FindAPIKeyByHash returns the unrevoked key with the hash.
 func (s *DB) FindAPIKeyByHash(ctx context.Context, hash string) (*gengate.APIKey, error) {
-	k := &gengate.APIKey{}
-	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, account_id, name, prefix, hash, created_at FROM api_keys WHERE hash = $1 AND revoked_at = 0`, hash).
-		Scan(&k.ID, &k.AccountID, &k.Name, &k.Prefix, &k.Hash, &created)
+	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1 AND revoked_at = 0`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("key", "")
 	}
-	k.CreatedAt = fromMS(created)
 	return k, err
 }
 

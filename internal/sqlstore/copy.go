@@ -89,6 +89,19 @@ var copyTables = []copyTable{
 	{"api_keys", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"name", colText}, {"prefix", colText}, {"hash", colText},
 		{"created_at", colInt}, {"revoked_at", colInt},
+		{"last_used_at", colInt}, {"spend_limit", colInt}, {"spent_day", colInt}, {"spent", colInt},
+	}},
+	{"members", "id", []copyColumn{
+		{"id", colText}, {"account_id", colText}, {"email", colText}, {"role", colText}, {"password_hash", colText},
+		{"created_at", colInt},
+	}},
+	{"sessions", "id", []copyColumn{
+		{"id", colText}, {"token_hash", colText}, {"member_id", colText}, {"csrf_token", colText},
+		{"created_at", colInt}, {"expires_at", colInt},
+	}},
+	{"login_links", "token_hash", []copyColumn{
+		{"token_hash", colText}, {"member_id", colText}, {"purpose", colText}, {"created_at", colInt},
+		{"expires_at", colInt}, {"used_at", colInt},
 	}},
 	{"tasks", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"model_id", colText}, {"type", colText}, {"status", colText},
@@ -99,7 +112,7 @@ var copyTables = []copyTable{
 		// destination the task is free for any worker to claim.
 		{"lease_token", colReset}, {"lease_until", colReset},
 		{"attempts", colInt}, {"run_at", colInt}, {"created_at", colInt}, {"updated_at", colInt},
-		{"completed_at", colInt}, {"route", colText},
+		{"completed_at", colInt}, {"route", colText}, {"key_id", colText}, {"input_urls", colText},
 	}},
 	{"ledger", "id", []copyColumn{
 		{"id", colInt}, {"account_id", colText}, {"task_id", colNullText}, {"kind", colText}, {"amount", colInt},
@@ -297,7 +310,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// Keep every other writer (a gengate serve started early, whose first
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
-		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, tasks, ledger, creations, uploads IN EXCLUSIVE MODE`); err != nil {
+		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 const taskColumns = `id, account_id, model_id, type, status, prompt, options, inputs, cost, COALESCE(idempotency_key, ''),
 	fingerprint, engine, upstream_id, error_code, error_message, input_fault, review_reason, lease_token,
-	attempts, run_at, created_at, updated_at, completed_at, route`
+	attempts, run_at, created_at, updated_at, completed_at, route, key_id, input_urls`
 
 const active = `('queued','submitting','running')`
 
@@ -24,12 +24,13 @@ type scanner interface{ Scan(...any) error }
 
 func scanTask(row scanner) (*gengate.Task, error) {
 	t := &gengate.Task{}
-	var options, inputs, route string
+	var options, inputs, route, inputURLs string
 	var fault int
 	var runAt, created, updated, completed int64
 	err := row.Scan(&t.ID, &t.AccountID, &t.ModelID, &t.Type, &t.Status, &t.Prompt, &options, &inputs, &t.Cost,
 		&t.IdempotencyKey, &t.Fingerprint, &t.Engine, &t.UpstreamID, &t.ErrorCode, &t.ErrorMessage, &fault,
-		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed, &route)
+		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed, &route,
+		&t.KeyID, &inputURLs)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +44,11 @@ func scanTask(row scanner) (*gengate.Task, error) {
 	normalizeOptions(t.Options)
 	if err := json.Unmarshal([]byte(inputs), &t.Inputs); err != nil {
 		return nil, fmt.Errorf("task %s inputs: %w", t.ID, err)
+	}
+	if inputURLs != "" {
+		if err := json.Unmarshal([]byte(inputURLs), &t.InputURLs); err != nil {
+			return nil, fmt.Errorf("task %s input URLs: %w", t.ID, err)
+		}
 	}
 	if route != "" {
 		if err := json.Unmarshal([]byte(route), &t.Route); err != nil {
@@ -167,12 +173,17 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		if err != nil {
 			return err
 		}
+		if t.KeyID != "" { // the key's daily spend limit, in the same transaction
+			if err := s.spendKey(ctx, tx, t); err != nil {
+				return err
+			}
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
-			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
 			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-			encodeRoute(t.Route))
+			encodeRoute(t.Route), t.KeyID, encodeInputURLs(t.InputURLs))
 		if err != nil {
 			return err
 		}
@@ -361,6 +372,9 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 				return err
 			}
 			if err := insertLedger(ctx, tx, t.AccountID, t.ID, gengate.LedgerRefund, refund, t.ErrorCode, t.UpdatedAt); err != nil {
+				return err
+			}
+			if err := s.unspendKey(ctx, tx, t, refund); err != nil {
 				return err
 			}
 		}

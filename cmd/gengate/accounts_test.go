@@ -1,0 +1,158 @@
+package main
+
+import (
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binaryRun runs the real binary with args and returns its stdout; it
+// fails the test when the command fails.
+func binaryRun(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gengate %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+func linkToken(t *testing.T, link string) string {
+	t.Helper()
+	_, token, ok := strings.Cut(link, "/#/link/")
+	if !ok || len(token) != 32 {
+		t.Fatalf("not a link: %q", link)
+	}
+	return token
+}
+
+// TestAccountsCLI runs the real binary: the first start prints a working
+// set-up link for its operator beside the key; accounts create prints a
+// set-up link as its last line; accounts link, list and show, keys list
+// and keys revoke by full key, prefix or id work against a running server.
+func TestAccountsCLI(t *testing.T) {
+	dir := t.TempDir()
+	srv := exec.Command(binary(t), "serve", "--data", dir, "--addr", "127.0.0.1:0", "--review-terms", "hold me",
+		"--first-email", "Boss@Example.com")
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	lines := startLines(stdout)
+	var firstLink, base, firstKey string
+	deadline := time.After(60 * time.Second)
+	for base == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("server ended: %s", stderr.String())
+			}
+			switch {
+			case strings.Contains(line, "/#/link/"):
+				firstLink = line
+			case strings.HasPrefix(line, "gg_live_"):
+				firstKey = line
+			case strings.HasPrefix(line, "gengate listening on "):
+				base = strings.TrimPrefix(line, "gengate listening on ")
+			}
+		case <-deadline:
+			t.Fatalf("no banner: %s", stderr.String())
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	if firstKey == "" || firstLink == "" || !strings.HasPrefix(firstLink, base+"/#/link/") {
+		t.Fatalf("first start printed key %q link %q (base %s)", firstKey, firstLink, base)
+	}
+	r := mustAPI(t, base, "POST", "/api/v1/auth/link", "", map[string]any{"token": linkToken(t, firstLink), "password": "operator password"}, nil)
+	wantCode(t, r, http.StatusOK)
+	if r.json["operator"] != true || r.json["member"].(map[string]any)["email"] != "boss@example.com" {
+		t.Errorf("first-start member %s", r.body)
+	}
+
+	out := binaryRun(t, "accounts", "create", "--data", dir, "--email", "Cust@Example.com", "--credits", "40", "--name", "Cust Ltd",
+		"--public-url", base)
+	token := linkToken(t, lastLine(out))
+	r = mustAPI(t, base, "POST", "/api/v1/auth/link", "", map[string]any{"token": token, "password": "customer password"}, nil)
+	wantCode(t, r, http.StatusOK)
+	account := r.str("accountId")
+	if r.json["operator"] != false || r.str("accountName") != "Cust Ltd" {
+		t.Errorf("created member %s", r.body)
+	}
+	// The link was single use; accounts link prints a fresh one.
+	wantCode(t, mustAPI(t, base, "POST", "/api/v1/auth/link", "", map[string]any{"token": token}, nil), http.StatusUnauthorized)
+	out = binaryRun(t, "accounts", "link", "--data", dir, "--email", "cust@example.com", "--public-url", base)
+	wantCode(t, mustAPI(t, base, "POST", "/api/v1/auth/link", "", map[string]any{"token": linkToken(t, lastLine(out))}, nil), http.StatusOK)
+
+	out = binaryRun(t, "accounts", "list", "--data", dir)
+	if !strings.Contains(out, account) || !strings.Contains(out, "cust@example.com") || !strings.Contains(out, "40") ||
+		!strings.Contains(out, "boss@example.com (operator)") {
+		t.Errorf("accounts list:\n%s", out)
+	}
+	out = binaryRun(t, "keys", "create", "--data", dir, "--credits", "0", "--name", "spare")
+	spare := lastLine(out)
+	// A key of the customer's account, made through the API.
+	r = mustAPI(t, base, "POST", "/api/v1/keys", firstKey, map[string]any{"name": "ops"}, nil)
+	wantCode(t, r, http.StatusCreated)
+	opsKey, opsID := r.str("key"), r.str("id")
+
+	out = binaryRun(t, "accounts", "show", "--data", dir, "boss@example.com")
+	if !strings.Contains(out, opsKey[:len("gg_live_")+6]) || strings.Contains(out, opsKey) || !strings.Contains(out, "operator") {
+		t.Errorf("accounts show:\n%s", out)
+	}
+	out = binaryRun(t, "keys", "list", "--data", dir)
+	if !strings.Contains(out, spare[:len("gg_live_")+6]) || !strings.Contains(out, opsID) || strings.Contains(out, spare) {
+		t.Errorf("keys list:\n%s", out)
+	}
+
+	// Revoke by the full key, then by id: refused at once.
+	wantCode(t, mustAPI(t, base, "GET", "/api/v1/account", spare, nil, nil), http.StatusOK)
+	out = binaryRun(t, "keys", "revoke", "--data", dir, spare)
+	if strings.Contains(out, spare) {
+		t.Errorf("keys revoke printed the whole key: %s", out)
+	}
+	wantCode(t, mustAPI(t, base, "GET", "/api/v1/account", spare, nil, nil), http.StatusUnauthorized)
+	binaryRun(t, "keys", "revoke", "--data", dir, opsID)
+	wantCode(t, mustAPI(t, base, "GET", "/api/v1/account", opsKey, nil, nil), http.StatusUnauthorized)
+
+	// review list shows prompt and account.
+	r = mustAPI(t, base, "POST", "/api/v1/generate", firstKey, map[string]any{"type": "image", "modelId": "flux", "prompt": "please hold me now"},
+		map[string]string{"Prefer": "respond-async"})
+	out = binaryRun(t, "review", "list", "--data", dir)
+	if !strings.Contains(out, "please hold me now") || !strings.Contains(out, "default") {
+		t.Errorf("review list:\n%s", out)
+	}
+}
+
+// TestVersionAndHelp: gengate version, --version and <cmd> --help exit 0
+// and print to stdout.
+func TestVersionAndHelp(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if out := binaryRun(t, args...); !strings.HasPrefix(out, "gengate ") {
+			t.Errorf("gengate %s: %q", args[0], out)
+		}
+	}
+	for _, args := range [][]string{{"serve", "--help"}, {"keys", "revoke", "--help"}, {"accounts", "create", "-h"}, {"keys", "--help"},
+		{"review", "list", "--help"}} {
+		out := binaryRun(t, args...)
+		if !strings.Contains(out, "-") || len(out) < 20 {
+			t.Errorf("gengate %s: %q", strings.Join(args, " "), out)
+		}
+	}
+	if out := binaryRun(t, "accounts", "create", "--help"); !strings.Contains(out, "-email") || !strings.Contains(out, "-operator") {
+		t.Errorf("accounts create --help:\n%s", out)
+	}
+}

@@ -1,0 +1,277 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// This file is the caller's own account: the account, its ledger, its
+// usage, its tasks, and quotes. Every answer is scoped to the account of
+// the caller's key or session.
+
+// Page sizes of every list.
+const (
+	DefaultPageLimit = 20
+	MaxPageLimit     = 100
+)
+
+func badField(field, msg string) error {
+	return &gengate.Error{Code: gengate.EInvalid, Message: field + " " + msg,
+		Fields: []gengate.FieldError{{Field: field, Code: gengate.FieldValue, Message: msg}}}
+}
+
+// pageLimit reads ?limit=: 1..100, default 20.
+func pageLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return DefaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxPageLimit {
+		return 0, badField("limit", fmt.Sprintf("must be a whole number from 1 to %d", MaxPageLimit))
+	}
+	return n, nil
+}
+
+// Cursors are opaque to clients: base64url of a kind letter and the
+// position ("l:<ledger id>", "t:<created ms>:<id>").
+func encodeCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func decodeCursor(r *http.Request, kind string) (string, bool, error) {
+	v := r.URL.Query().Get("cursor")
+	if v == "" {
+		return "", false, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	rest, ok := strings.CutPrefix(string(b), kind+":")
+	if err != nil || !ok || len(v) > 200 {
+		return "", false, badField("cursor", "is not a cursor this list gave")
+	}
+	return rest, true, nil
+}
+
+func taskCursor(t gengate.TaskCursor) string {
+	return encodeCursor("t:" + strconv.FormatInt(t.CreatedAt.UnixMilli(), 10) + ":" + t.ID)
+}
+
+func readTaskCursor(r *http.Request) (gengate.TaskCursor, error) {
+	v, ok, err := decodeCursor(r, "t")
+	if !ok || err != nil {
+		return gengate.TaskCursor{}, err
+	}
+	msStr, id, found := strings.Cut(v, ":")
+	n, perr := strconv.ParseInt(msStr, 10, 64)
+	if !found || perr != nil || id == "" {
+		return gengate.TaskCursor{}, badField("cursor", "is not a cursor this list gave")
+	}
+	return gengate.TaskCursor{CreatedAt: time.UnixMilli(n), ID: id}, nil
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// accountBody is an Account object with its members.
+func (a *api) accountBody(r *http.Request, acct *gengate.Account) (map[string]any, error) {
+	members, err := a.svc.Store.ListMembers(r.Context(), acct.ID)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]map[string]any, 0, len(members))
+	for _, m := range members {
+		ms = append(ms, map[string]any{"id": m.ID, "email": m.Email, "role": m.Role, "createdAt": rfc3339(m.CreatedAt)})
+	}
+	return map[string]any{"id": acct.ID, "name": acct.Name, "remainingCredits": acct.Balance,
+		"createdAt": rfc3339(acct.CreatedAt), "members": ms}, nil
+}
+
+// handleAccount is GET /api/v1/account.
+func (a *api) handleAccount() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		acct, err := a.svc.Store.FindAccount(r.Context(), apiKey(r).AccountID)
+		var body map[string]any
+		if err == nil {
+			body, err = a.accountBody(r, acct)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+// handleLedger is GET /api/v1/account/ledger.
+func (a *api) handleLedger() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, err := pageLimit(r)
+		var before int64
+		if err == nil {
+			var v string
+			var ok bool
+			v, ok, err = decodeCursor(r, "l")
+			if ok {
+				before, err = strconv.ParseInt(v, 10, 64)
+				if err != nil || before < 1 {
+					err = badField("cursor", "is not a cursor this list gave")
+				}
+			}
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		// One more than asked tells whether another page follows.
+		entries, err := a.svc.Store.LedgerPage(r.Context(), apiKey(r).AccountID, before, limit+1)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := map[string]any{}
+		if len(entries) > limit {
+			entries = entries[:limit]
+			body["nextCursor"] = encodeCursor("l:" + strconv.FormatInt(entries[limit-1].ID, 10))
+		}
+		data := make([]map[string]any, 0, len(entries))
+		for _, e := range entries {
+			d := map[string]any{"id": strconv.FormatInt(e.ID, 10), "kind": e.Kind, "amount": e.Amount,
+				"balanceAfter": e.BalanceAfter, "createdAt": rfc3339(e.CreatedAt)}
+			if e.TaskID != "" {
+				d["taskId"] = e.TaskID
+			}
+			if e.Note != "" {
+				d["note"] = e.Note
+			}
+			data = append(data, d)
+		}
+		body["data"] = data
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+// MaxUsageDays is the longest period GET /api/v1/account/usage sums.
+const MaxUsageDays = 366
+
+// handleUsage is GET /api/v1/account/usage?days=30.
+func (a *api) handleUsage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		days := 30
+		if v := r.URL.Query().Get("days"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > MaxUsageDays {
+				writeError(w, r, a.log, badField("days", fmt.Sprintf("must be a whole number from 1 to %d", MaxUsageDays)))
+				return
+			}
+			days = n
+		}
+		since := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
+		usage, err := a.svc.Store.Usage(r.Context(), apiKey(r).AccountID, since)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		data := make([]map[string]any, 0, len(usage))
+		for _, u := range usage {
+			data = append(data, map[string]any{"modelId": u.ModelID, "tasks": u.Tasks, "credits": u.Credits})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": data})
+	})
+}
+
+// publicStatuses are the values of ?status= on the task list.
+var publicStatuses = map[string]bool{"processing": true, "succeeded": true, "failed": true, "needs_review": true, "canceled": true}
+
+// handleTasks is GET /api/generation/jobs: the account's tasks.
+func (a *api) handleTasks() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f := gengate.TaskFilter{Status: q.Get("status"), ModelID: q.Get("modelId"), Type: q.Get("type")}
+		var err error
+		switch {
+		case f.Status != "" && !publicStatuses[f.Status]:
+			err = badField("status", "must be processing, succeeded, failed, needs_review or canceled")
+		case f.Type != "" && f.Type != "image" && f.Type != "video":
+			err = badField("type", `must be "image" or "video"`)
+		case len(f.ModelID) > 200:
+			err = badField("modelId", "is too long")
+		}
+		if err == nil {
+			f.Limit, err = pageLimit(r)
+		}
+		if err == nil {
+			f.After, err = readTaskCursor(r)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		limit := f.Limit
+		f.Limit++
+		tasks, err := a.svc.Store.ListAccountTasks(r.Context(), apiKey(r).AccountID, f)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := map[string]any{}
+		if len(tasks) > limit {
+			tasks = tasks[:limit]
+			last := tasks[limit-1]
+			body["nextCursor"] = taskCursor(gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		}
+		data := make([]map[string]any, 0, len(tasks))
+		for _, t := range tasks {
+			data = append(data, a.taskRecord(r, t))
+		}
+		body["data"] = data
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+// addTaskDetails adds what the account area shows of a task besides its
+// status: prompt, options, inputs, engine, and whether it is a sandbox
+// placeholder.
+func addTaskDetails(body map[string]any, t *gengate.Task) {
+	body["prompt"] = t.Prompt
+	opts := t.Options
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	body["options"] = opts
+	inputs := t.InputURLs
+	if inputs == nil {
+		inputs = map[string]string{}
+	}
+	body["inputs"] = inputs
+	body["engine"] = t.Engine
+	body["placeholder"] = t.Engine == "sandbox"
+}
+
+// handleQuote is POST /api/v1/quote (a generate body) and GET
+// /api/v1/quote?type=&modelId=&... (the same fields as query parameters).
+func (a *api) handleQuote() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost {
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
+			if err != nil {
+				writeError(w, r, a.log, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody))
+				return
+			}
+			body = b
+		} else {
+			body = queryBody(r)
+		}
+		q, err := a.svc.Quote(r.Context(), apiKey(r).AccountID, body)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"modelId": q.ModelID, "type": q.Type, "cost": q.Cost,
+			"remainingCredits": q.Balance, "engine": q.Engine, "placeholder": q.Placeholder})
+	})
+}

@@ -1,0 +1,385 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// This file is the operator's endpoints, /api/v1/admin/*: accounts,
+// credits, sign-in links, the review queue and the engines. Only a member
+// with the operator role (by session) or a key of an account that has one
+// may use them; everyone else gets 403 FORBIDDEN.
+
+func (a *api) adminRoutes(mux *http.ServeMux) {
+	op := func(h http.Handler) http.Handler { return a.auth(a.operator(h)) }
+	mux.Handle("GET /api/v1/admin/accounts", op(a.handleAdminAccounts()))
+	mux.Handle("POST /api/v1/admin/accounts", op(a.handleAdminCreateAccount()))
+	mux.Handle("GET /api/v1/admin/accounts/{id}", op(a.handleAdminAccount()))
+	mux.Handle("POST /api/v1/admin/accounts/{id}/credits", op(a.handleAdminCredits()))
+	mux.Handle("POST /api/v1/admin/accounts/{id}/link", op(a.handleAdminLink()))
+	mux.Handle("GET /api/v1/admin/review", op(a.handleAdminReview()))
+	mux.Handle("POST /api/v1/admin/review/{jobId}", op(a.handleAdminSettle()))
+	mux.Handle("GET /api/v1/admin/engines", op(a.handleAdminEngines()))
+}
+
+// operator lets only operators through.
+func (a *api) operator(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := principalOf(r)
+		ok, err := a.svc.IsOperator(r.Context(), p.member, p.key.AccountID)
+		if err == nil && !ok {
+			err = gengate.Errorf(gengate.EForbidden, "only operators may use this endpoint")
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *api) handleAdminAccounts() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, err := pageLimit(r)
+		var after gengate.TaskCursor
+		if err == nil {
+			after, err = readTaskCursor(r)
+		}
+		q := strings.TrimSpace(r.URL.Query().Get("q"))
+		if err == nil && len(q) > 200 {
+			err = badField("q", "is too long")
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		accts, err := a.svc.Store.ListAccounts(r.Context(), q, after, limit+1)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := map[string]any{}
+		if len(accts) > limit {
+			accts = accts[:limit]
+			last := accts[limit-1]
+			body["nextCursor"] = taskCursor(gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		}
+		data := make([]map[string]any, 0, len(accts))
+		for i := range accts {
+			b, err := a.accountBody(r, &accts[i])
+			if err != nil {
+				writeError(w, r, a.log, err)
+				return
+			}
+			data = append(data, b)
+		}
+		body["data"] = data
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+func (a *api) handleAdminCreateAccount() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Email    string `json:"email"`
+			Name     string `json:"name"`
+			Credits  *int   `json:"credits"`
+			Operator bool   `json:"operator"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		if req.Credits == nil {
+			writeError(w, r, a.log, &gengate.Error{Code: gengate.EInvalid, Message: "credits is required",
+				Fields: []gengate.FieldError{{Field: "credits", Code: gengate.FieldRequired, Message: "is required"}}})
+			return
+		}
+		acct, m, token, err := a.svc.CreateAccountWithLink(r.Context(), req.Email, req.Name, *req.Credits, req.Operator)
+		var body map[string]any
+		if err == nil {
+			body, err = a.accountBody(r, acct)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		a.log.InfoContext(r.Context(), "account created by operator", "account", acct.ID, "member", m.ID, "credits", *req.Credits)
+		writeJSON(w, http.StatusCreated, map[string]any{"account": body, "setupLink": gengate.LinkURL(a.baseURL(r), token)})
+	})
+}
+
+func (a *api) handleAdminAccount() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		acct, err := a.svc.Store.FindAccount(r.Context(), r.PathValue("id"))
+		var body map[string]any
+		if err == nil {
+			body, err = a.accountBody(r, acct)
+		}
+		var keys []map[string]any
+		if err == nil {
+			keys, err = a.keyList(r, acct.ID)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body["keys"] = keys
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+func (a *api) handleAdminCredits() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Credits int    `json:"credits"`
+			Note    string `json:"note"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		switch {
+		case req.Credits == 0:
+			writeError(w, r, a.log, badField("credits", "must be a whole number other than 0 (negative removes credits)"))
+			return
+		case len(req.Note) > 500:
+			writeError(w, r, a.log, badField("note", "must be at most 500 bytes"))
+			return
+		case req.Note == "":
+			req.Note = "operator grant"
+		}
+		balance, err := a.svc.Store.Grant(r.Context(), r.PathValue("id"), req.Credits, req.Note, time.Now())
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		a.log.InfoContext(r.Context(), "credits granted", "account", r.PathValue("id"), "credits", req.Credits)
+		writeJSON(w, http.StatusOK, map[string]any{"remainingCredits": balance})
+	})
+}
+
+func (a *api) handleAdminLink() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Email string `json:"email"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		email, err := gengate.NormalizeEmail(req.Email)
+		var m *gengate.Member
+		if err == nil {
+			m, err = a.svc.Store.FindMemberByEmail(r.Context(), email)
+		}
+		if err == nil && m.AccountID != r.PathValue("id") {
+			err = gengate.Errorf(gengate.ENotFound, "account %s has no member with this email", r.PathValue("id"))
+		}
+		var token string
+		if err == nil {
+			token, err = a.svc.IssueLink(r.Context(), m.ID, gengate.LinkSignIn)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"link": gengate.LinkURL(a.baseURL(r), token)})
+	})
+}
+
+func (a *api) handleAdminReview() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, err := pageLimit(r)
+		var after gengate.TaskCursor
+		if err == nil {
+			after, err = readTaskCursor(r)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		tasks, err := a.svc.Store.ListReview(r.Context(), after, limit+1)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := map[string]any{}
+		if len(tasks) > limit {
+			tasks = tasks[:limit]
+			last := tasks[limit-1]
+			body["nextCursor"] = taskCursor(gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		}
+		names := map[string]string{}
+		data := make([]map[string]any, 0, len(tasks))
+		for _, t := range tasks {
+			name, ok := names[t.AccountID]
+			if !ok {
+				acct, err := a.svc.Store.FindAccount(r.Context(), t.AccountID)
+				if err != nil {
+					writeError(w, r, a.log, err)
+					return
+				}
+				name, names[t.AccountID] = acct.Name, acct.Name
+			}
+			rec := a.taskRecord(r, t)
+			rec["accountId"], rec["accountName"], rec["reviewReason"] = t.AccountID, name, t.ReviewReason
+			data = append(data, rec)
+		}
+		body["data"] = data
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+func (a *api) handleAdminSettle() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Action string `json:"action"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		if req.Action != "deliver" && req.Action != "refund" {
+			writeError(w, r, a.log, badField("action", `must be "deliver" or "refund"`))
+			return
+		}
+		t, err := a.svc.Settle(r.Context(), r.PathValue("jobId"), req.Action == "refund")
+		if err == nil {
+			t, err = a.svc.Store.FindTask(r.Context(), t.ID)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		a.log.InfoContext(r.Context(), "review settled", "jobId", t.ID, "action", req.Action)
+		writeJSON(w, http.StatusOK, a.taskRecord(r, t))
+	})
+}
+
+// probeCache remembers, per engine, whether its provider answered, for a
+// minute.
+type probeCache struct {
+	mu      sync.Mutex
+	results map[string]probeResult
+}
+
+type probeResult struct {
+	ok bool
+	at time.Time
+}
+
+// ProbeTTL is how long an engine's reachability is remembered.
+const ProbeTTL = time.Minute
+
+func (a *api) probe(ctx context.Context, names []string) map[string]probeResult {
+	out := map[string]probeResult{}
+	if a.cfg.Accounts.Probe == nil {
+		return out
+	}
+	now := time.Now()
+	var stale []string
+	a.probes.mu.Lock()
+	for _, n := range names {
+		if res, ok := a.probes.results[n]; ok && now.Sub(res.at) < ProbeTTL {
+			out[n] = res
+		} else {
+			stale = append(stale, n)
+		}
+	}
+	a.probes.mu.Unlock()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, n := range stale {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			err := a.cfg.Accounts.Probe(pctx, n)
+			cancel()
+			mu.Lock()
+			out[n] = probeResult{ok: err == nil, at: time.Now()}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	a.probes.mu.Lock()
+	for _, n := range stale {
+		a.probes.results[n] = out[n]
+	}
+	a.probes.mu.Unlock()
+	return out
+}
+
+func engineKind(name string) string {
+	switch name {
+	case "sandbox":
+		return "sandbox"
+	case "builtin":
+		return "builtin"
+	}
+	return "provider"
+}
+
+func (a *api) handleAdminEngines() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		type route struct {
+			Provider string `json:"provider"`
+			Model    string `json:"model"`
+		}
+		type model struct {
+			ModelID string  `json:"modelId"`
+			Routes  []route `json:"routes"`
+		}
+		models := map[string][]model{}
+		for _, m := range a.svc.Catalog.Models() {
+			rs := a.svc.RoutesFor(m)
+			routes := make([]route, 0, len(rs))
+			seen := map[string]bool{}
+			for _, rt := range rs {
+				routes = append(routes, route{Provider: rt.Engine, Model: rt.Upstream})
+			}
+			for _, rt := range rs {
+				if !seen[rt.Engine] {
+					seen[rt.Engine] = true
+					models[rt.Engine] = append(models[rt.Engine], model{ModelID: m.ID, Routes: routes})
+				}
+			}
+		}
+		names := make([]string, 0, len(a.svc.Engines))
+		var providers []string
+		for n := range a.svc.Engines {
+			names = append(names, n)
+			if engineKind(n) == "provider" {
+				providers = append(providers, n)
+			}
+		}
+		sort.Strings(names)
+		probed := a.probe(r.Context(), providers)
+		data := make([]map[string]any, 0, len(names))
+		for _, n := range names {
+			ms := models[n]
+			if ms == nil {
+				ms = []model{}
+			}
+			e := map[string]any{"name": n, "kind": engineKind(n), "models": ms, "status": "unknown"}
+			if engineKind(n) != "provider" {
+				e["status"] = "ok" // runs in this process
+			} else if res, ok := probed[n]; ok {
+				e["status"] = "unreachable"
+				if res.ok {
+					e["status"] = "ok"
+				}
+				e["checkedAt"] = rfc3339(res.at)
+			}
+			data = append(data, e)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": data})
+	})
+}

@@ -1,0 +1,27 @@
+package httpapi
+
+import "net/http"
+
+// accountRoutes adds the account area's endpoints (docs/api.md, "Account
+// area") to the mux.
+func (a *api) accountRoutes(mux *http.ServeMux) {
+	mux.Handle("POST /api/v1/auth/signin", a.handleSignIn())
+	mux.Handle("POST /api/v1/auth/link", a.handleLink())
+	mux.Handle("POST /api/v1/auth/signup", a.handleSignUp())
+	mux.Handle("POST /api/v1/auth/signout", a.handleSignOut())
+	mux.Handle("GET /api/v1/auth/session", a.handleSession())
+	mux.Handle("GET /api/v1/auth/config", a.handleAuthConfig())
+
+	mux.Handle("GET /api/v1/account", a.auth(a.handleAccount()))
+	mux.Handle("GET /api/v1/account/ledger", a.auth(a.handleLedger()))
+	mux.Handle("GET /api/v1/account/usage", a.auth(a.handleUsage()))
+	mux.Handle("GET /api/generation/jobs", a.auth(a.handleTasks()))
+	mux.Handle("GET /api/v1/keys", a.auth(a.handleKeys()))
+	mux.Handle("POST /api/v1/keys", a.auth(a.handleCreateKey()))
+	mux.Handle("PATCH /api/v1/keys/{keyId}", a.auth(a.handleUpdateKey()))
+	mux.Handle("DELETE /api/v1/keys/{keyId}", a.auth(a.handleRevokeKey()))
+	mux.Handle("POST /api/v1/quote", a.auth(a.handleQuote()))
+	mux.Handle("GET /api/v1/quote", a.auth(a.handleQuote()))
+
+	a.adminRoutes(mux)
+}

@@ -1,0 +1,193 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// This file stores the account area's members, sessions and one-time
+// links.
+
+const memberColumns = `id, account_id, email, role, password_hash, created_at`
+
+func scanMember(row scanner) (*gengate.Member, error) {
+	m := &gengate.Member{}
+	var created int64
+	if err := row.Scan(&m.ID, &m.AccountID, &m.Email, &m.Role, &m.PasswordHash, &created); err != nil {
+		return nil, err
+	}
+	m.CreatedAt = fromMS(created)
+	return m, nil
+}
+
+func emailTaken() error {
+	return &gengate.Error{Code: gengate.EEmailTaken, Message: "this email is already in use",
+		Fields: []gengate.FieldError{{Field: "email", Code: gengate.FieldValue, Message: "already in use"}}}
+}
+
+// CreateAccountWithMember creates an account with credits and its first
+// member in one transaction.
+func (s *DB) CreateAccountWithMember(ctx context.Context, a *gengate.Account, credits int, m *gengate.Member) error {
+	if credits < 0 {
+		return gengate.Errorf(gengate.EInvalid, "credits must be ≥ 0")
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, balance, created_at) VALUES ($1, $2, $3, $4)`,
+			a.ID, a.Name, credits, ms(a.CreatedAt)); err != nil {
+			return err
+		}
+		if err := insertLedger(ctx, tx, a.ID, "", gengate.LedgerGrant, credits, "initial credits", a.CreatedAt); err != nil {
+			return err
+		}
+		return insertMember(ctx, tx, m)
+	})
+	if isUnique(err) {
+		return emailTaken()
+	}
+	if err == nil {
+		a.Balance = credits
+	}
+	return err
+}
+
+func insertMember(ctx context.Context, q execer, m *gengate.Member) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO members (`+memberColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		m.ID, m.AccountID, m.Email, m.Role, m.PasswordHash, ms(m.CreatedAt))
+	return err
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// CreateMember adds a member to an account.
+func (s *DB) CreateMember(ctx context.Context, m *gengate.Member) error {
+	err := insertMember(ctx, s.db, m)
+	if isUnique(err) {
+		return emailTaken()
+	}
+	return err
+}
+
+// FindMember returns the member with the id.
+func (s *DB) FindMember(ctx context.Context, id string) (*gengate.Member, error) {
+	m, err := scanMember(s.db.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("member", id)
+	}
+	return m, err
+}
+
+// FindMemberByEmail returns the member with the (normalized) email.
+func (s *DB) FindMemberByEmail(ctx context.Context, email string) (*gengate.Member, error) {
+	m, err := scanMember(s.db.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE email = $1`, email))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("member", "")
+	}
+	return m, err
+}
+
+// ListMembers returns an account's members, oldest first.
+func (s *DB) ListMembers(ctx context.Context, accountID string) ([]gengate.Member, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memberColumns+` FROM members WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []gengate.Member{}
+	for rows.Next() {
+		m, err := scanMember(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *m)
+	}
+	return out, rows.Err()
+}
+
+// HasOperator reports whether the account has an operator member.
+func (s *DB) HasOperator(ctx context.Context, accountID string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM members WHERE account_id = $1 AND role = 'operator'`, accountID).Scan(&n)
+	return n > 0, err
+}
+
+// CreateSession stores a session (its token's hash only).
+func (s *DB) CreateSession(ctx context.Context, se *gengate.Session) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, token_hash, member_id, csrf_token, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, se.ID, se.TokenHash, se.MemberID, se.CSRFToken, ms(se.CreatedAt), ms(se.ExpiresAt))
+	return err
+}
+
+// FindSession returns the unexpired session with the token hash, and its
+// member.
+func (s *DB) FindSession(ctx context.Context, tokenHash string, now time.Time) (*gengate.Session, *gengate.Member, error) {
+	se := &gengate.Session{}
+	m := &gengate.Member{}
+	var created, expires, mCreated int64
+	err := s.db.QueryRowContext(ctx, `SELECT s.id, s.token_hash, s.member_id, s.csrf_token, s.created_at, s.expires_at,
+		m.id, m.account_id, m.email, m.role, m.password_hash, m.created_at
+		FROM sessions s JOIN members m ON m.id = s.member_id WHERE s.token_hash = $1 AND s.expires_at > $2`, tokenHash, ms(now)).
+		Scan(&se.ID, &se.TokenHash, &se.MemberID, &se.CSRFToken, &created, &expires,
+			&m.ID, &m.AccountID, &m.Email, &m.Role, &m.PasswordHash, &mCreated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, notFound("session", "")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	se.CreatedAt, se.ExpiresAt, m.CreatedAt = fromMS(created), fromMS(expires), fromMS(mCreated)
+	se.AccountID = m.AccountID
+	return se, m, nil
+}
+
+// ExtendSession moves a session's expiry.
+func (s *DB) ExtendSession(ctx context.Context, id string, until time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET expires_at = $1 WHERE id = $2`, ms(until), id)
+	return err
+}
+
+// DeleteSession ends the session with the token hash, and every session
+// long expired (sign-outs keep the table small).
+func (s *DB) DeleteSession(ctx context.Context, tokenHash string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = $1 OR expires_at < $2`,
+		tokenHash, ms(time.Now().Add(-24*time.Hour)))
+	return err
+}
+
+// CreateLoginLink stores a one-time link (its token's hash only).
+func (s *DB) CreateLoginLink(ctx context.Context, l *gengate.LoginLink) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO login_links (token_hash, member_id, purpose, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5)`, l.TokenHash, l.MemberID, l.Purpose, ms(l.CreatedAt), ms(l.ExpiresAt))
+	return err
+}
+
+// UseLoginLink consumes a link at most once (a conditional UPDATE: of two
+// concurrent uses exactly one changes the row) and, with passwordHash,
+// sets the member's password in the same transaction.
+func (s *DB) UseLoginLink(ctx context.Context, tokenHash string, now time.Time, passwordHash string) (*gengate.Member, error) {
+	var m *gengate.Member
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var memberID string
+		err := tx.QueryRowContext(ctx, `UPDATE login_links SET used_at = $1 WHERE token_hash = $2 AND used_at = 0 AND expires_at > $1
+			RETURNING member_id`, ms(now), tokenHash).Scan(&memberID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("link", "")
+		}
+		if err != nil {
+			return err
+		}
+		if passwordHash != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE members SET password_hash = $1 WHERE id = $2`, passwordHash, memberID); err != nil {
+				return err
+			}
+		}
+		m, err = scanMember(tx.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE id = $1`, memberID))
+		return err
+	})
+	return m, err
+}

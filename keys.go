@@ -1,0 +1,132 @@
+package gengate
+
+import (
+	"context"
+	"time"
+)
+
+// This file holds the rules of an account holder's own keys: create,
+// rename, limit, revoke; the last-used time; the daily spend limit.
+
+// KeyTouchInterval is how often at most a key's last-used time is written:
+// a busy key costs one write a minute, not one per request.
+const KeyTouchInterval = time.Minute
+
+// MaxSpendLimit bounds a key's daily spend limit.
+const MaxSpendLimit = 1 << 40
+
+// UTCDay numbers the UTC day of t (days since the Unix epoch): the period
+// a key's spend limit counts.
+func UTCDay(t time.Time) int64 { return t.UTC().Unix() / 86400 }
+
+// SpentOn returns what the key has spent on the UTC day of now.
+func (k *APIKey) SpentOn(now time.Time) int {
+	if k.SpentDay != UTCDay(now) {
+		return 0
+	}
+	return k.SpentToday
+}
+
+// SpendLimitExceeded is the error for a generation a key's daily limit does
+// not cover.
+func SpendLimitExceeded(k *APIKey, cost int, now time.Time) error {
+	return &Error{Code: ESpendLimit,
+		Message: "this generation would take the key over its daily spend limit",
+		Extra: map[string]any{"spendLimit": k.SpendLimit, "spentToday": k.SpentOn(now), "requiredCredits": cost,
+			"keyId": k.ID}}
+}
+
+func checkSpendLimit(limit int) error {
+	if limit < 1 || limit > MaxSpendLimit {
+		return &Error{Code: EInvalid, Message: "spendLimit must be a whole number of credits ≥ 1, or null for none",
+			Fields: []FieldError{{Field: "spendLimit", Code: FieldValue, Message: "must be ≥ 1, or null for none"}}}
+	}
+	return nil
+}
+
+// CreateKey makes a new key for an account, with a spend limit (0: none),
+// and returns the secret, handed out once.
+func (s *Service) CreateKey(ctx context.Context, accountID, name string, spendLimit int) (string, *APIKey, error) {
+	if err := checkName(name, "name"); err != nil {
+		return "", nil, err
+	}
+	if spendLimit != 0 {
+		if err := checkSpendLimit(spendLimit); err != nil {
+			return "", nil, err
+		}
+	}
+	secret, k := NewAPIKey(accountID, name, s.now())
+	k.SpendLimit = spendLimit
+	if err := s.Store.CreateAPIKey(ctx, k); err != nil {
+		return "", nil, err
+	}
+	s.log().InfoContext(ctx, "key created", "account", accountID, "keyId", k.ID, "prefix", k.Prefix)
+	return secret, k, nil
+}
+
+// KeyChange is a change to a key: nil fields stay as they are; a
+// SpendLimit of 0 removes the limit.
+type KeyChange struct {
+	Name       *string
+	SpendLimit *int
+}
+
+// UpdateKey renames or limits one of the account's keys.
+func (s *Service) UpdateKey(ctx context.Context, accountID, id string, c KeyChange) (*APIKey, error) {
+	k, err := s.accountKey(ctx, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.Name != nil {
+		if err := checkName(*c.Name, "name"); err != nil {
+			return nil, err
+		}
+		k.Name = *c.Name
+	}
+	if c.SpendLimit != nil {
+		if *c.SpendLimit != 0 {
+			if err := checkSpendLimit(*c.SpendLimit); err != nil {
+				return nil, err
+			}
+		}
+		k.SpendLimit = *c.SpendLimit
+	}
+	if err := s.Store.UpdateAPIKey(ctx, k); err != nil {
+		return nil, err
+	}
+	return s.accountKey(ctx, accountID, id)
+}
+
+// RevokeKey revokes one of the account's keys; from then on every request
+// with it is refused (keys are looked up on every request, never cached).
+func (s *Service) RevokeKey(ctx context.Context, accountID, id string) error {
+	if err := s.Store.RevokeAccountKey(ctx, accountID, id, s.now()); err != nil {
+		return err
+	}
+	s.log().InfoContext(ctx, "key revoked", "account", accountID, "keyId", id)
+	return nil
+}
+
+// accountKey returns the account's key with the id; another account's key
+// is ENotFound, like an unknown one.
+func (s *Service) accountKey(ctx context.Context, accountID, id string) (*APIKey, error) {
+	k, err := s.Store.FindAPIKey(ctx, id)
+	if err == nil && k.AccountID != accountID {
+		err = Errorf(ENotFound, "no key %s", id)
+	}
+	return k, err
+}
+
+// touchKey records a key's use, at most once per KeyTouchInterval. A
+// failure to record it never fails the request.
+func (s *Service) touchKey(ctx context.Context, k *APIKey) {
+	now := s.now()
+	if now.Sub(k.LastUsedAt) < KeyTouchInterval {
+		return
+	}
+	if err := s.Store.TouchAPIKey(ctx, k.ID, now); err != nil {
+		s.log().WarnContext(ctx, "record key use", "keyId", k.ID, "err", err)
+		return
+	}
+	k.LastUsedAt = now
+}

@@ -1,0 +1,79 @@
+package gengate
+
+import (
+	"strings"
+	"time"
+)
+
+// Session is a signed-in member's browser session. The browser holds the
+// token in an HttpOnly cookie; only its SHA-256 is stored. CSRFToken is
+// sent back by the page in X-CSRF-Token on every state-changing request.
+type Session struct {
+	ID        string
+	TokenHash string
+	MemberID  string
+	AccountID string
+	CSRFToken string
+	CreatedAt time.Time
+	// ExpiresAt slides forward with use, up to CreatedAt + SessionMaxAge.
+	ExpiresAt time.Time
+}
+
+// Session lifetimes: a session ends SessionIdle after its last use, and
+// SessionMaxAge after it began whatever its use.
+const (
+	SessionIdle   = 14 * 24 * time.Hour
+	SessionMaxAge = 30 * 24 * time.Hour
+)
+
+// SessionTokenPrefix starts every session token (in the cookie only).
+const SessionTokenPrefix = "ggs_"
+
+// NewSession starts a session for a member: the token for the cookie, and
+// the record to store.
+func NewSession(m *Member, now time.Time) (string, *Session) {
+	token := SessionTokenPrefix + NewToken()
+	return token, &Session{ID: NewID(), TokenHash: HashKey(token), MemberID: m.ID, AccountID: m.AccountID,
+		CSRFToken: NewToken(), CreatedAt: now, ExpiresAt: now.Add(SessionIdle)}
+}
+
+// Renewed returns when the session should expire after a use at now, and
+// whether that is worth writing (at most about once an hour).
+func (s *Session) Renewed(now time.Time) (time.Time, bool) {
+	until := now.Add(SessionIdle)
+	if max := s.CreatedAt.Add(SessionMaxAge); until.After(max) {
+		until = max
+	}
+	return until, until.Sub(s.ExpiresAt) > time.Hour
+}
+
+// LoginLink is a one-time link that signs a member in (and, for a set-up
+// link, lets them choose a password). Only the token's SHA-256 is stored;
+// the link is used at most once, before ExpiresAt.
+type LoginLink struct {
+	TokenHash string
+	MemberID  string
+	Purpose   string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    time.Time
+}
+
+// Login link purposes and lifetime.
+const (
+	LinkSetup  = "setup"
+	LinkSignIn = "signin"
+	LinkTTL    = 24 * time.Hour
+)
+
+// NewLoginLink makes a link for a member: the token to hand out once, and
+// the record to store.
+func NewLoginLink(memberID, purpose string, now time.Time) (string, *LoginLink) {
+	token := NewToken()
+	return token, &LoginLink{TokenHash: HashKey(token), MemberID: memberID, Purpose: purpose, CreatedAt: now,
+		ExpiresAt: now.Add(LinkTTL)}
+}
+
+// LinkURL is the address of a login link under a base URL. The token is in
+// the fragment, which browsers never send: it stays out of server logs.
+func LinkURL(base, token string) string { return strings.TrimRight(base, "/") + "/#/link/" + token }
