@@ -196,9 +196,9 @@ func migrateData(ctx context.Context, args []string, getenv func(string) string,
 }
 
 func printCounts(w io.Writer, stats sqlstore.CopyStats) {
-	fmt.Fprintf(w, "%-10s %8s\n", "TABLE", "ROWS")
+	fmt.Fprintf(w, "%-12s %8s\n", "TABLE", "ROWS")
 	for _, t := range stats.Tables {
-		fmt.Fprintf(w, "%-10s %8d\n", t.Table, t.Rows)
+		fmt.Fprintf(w, "%-12s %8d\n", t.Table, t.Rows)
 	}
 }
 

@@ -38,21 +38,21 @@ func TestMigrateData(t *testing.T) {
 
 	// A dry run counts and writes nothing.
 	out = cli(t, "migrate-data", "--from", dir, "--to", pg, "--dry-run")
-	for _, want := range []string{"dry run", "9 rows would be copied; the destination is empty"} {
+	for _, want := range []string{"dry run", "11 rows would be copied; the destination is empty"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}
 	}
-	wantCounts(t, out, map[string]int{"accounts": 2, "api_keys": 2, "tasks": 1, "ledger": 3, "creations": 1, "uploads": 0})
+	wantCounts(t, out, map[string]int{"accounts": 2, "api_keys": 2, "members": 1, "sessions": 0, "login_links": 1, "tasks": 1, "ledger": 3, "creations": 1, "uploads": 0})
 
 	out = cli(t, "migrate-data", "--from", dir, "--to", pg)
 	for _, want := range []string{"SQLite " + filepath.Join(dir, "gengate.db"), "PostgreSQL postgres://",
-		"copied 9 rows in one transaction, verified", "NOT copied", filepath.Join(dir, "files")} {
+		"copied 11 rows in one transaction, verified", "NOT copied", filepath.Join(dir, "files")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("migrate-data output lacks %q:\n%s", want, out)
 		}
 	}
-	wantCounts(t, out, map[string]int{"accounts": 2, "api_keys": 2, "tasks": 1, "ledger": 3, "creations": 1, "uploads": 0})
+	wantCounts(t, out, map[string]int{"accounts": 2, "api_keys": 2, "members": 1, "sessions": 0, "login_links": 1, "tasks": 1, "ledger": 3, "creations": 1, "uploads": 0})
 	t.Logf("migrate-data printed:\n%s", out)
 
 	// Twice is refused, and changes nothing.
