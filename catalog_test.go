@@ -196,6 +196,12 @@ func TestCatalogFields(t *testing.T) {
 				}
 			}
 			switch {
+			case m.ID == "gpt-image-2":
+				// gpt-image-2 takes free-form sizes (openai-go): the three
+				// standard ones and four more ratios.
+				if !slices.Equal(valueKeys(ar.Values), []string{"1:1", "3:2", "2:3", "16:9", "9:16", "4:3", "3:4"}) {
+					t.Errorf("aspectRatio values %v", ar.Values)
+				}
 			case strings.HasPrefix(m.ID, "gpt-image"):
 				// Upstream sizes: 1024x1024, 1536x1024, 1024x1536 only.
 				if !slices.Equal(valueKeys(ar.Values), []string{"1:1", "3:2", "2:3"}) {
@@ -627,7 +633,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"numOutputs 1 on nano-banana", `{"type":"image","modelId":"nano-banana","prompt":"x","numOutputs":1}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"too many outputs", `{"type":"image","modelId":"flux","prompt":"x","numOutputs":5}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"zero outputs", `{"type":"image","modelId":"flux","prompt":"x","numOutputs":0}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
-		{"wide gpt-image", `{"type":"image","modelId":"gpt-image-2","prompt":"x","aspectRatio":"16:9"}`, EUnsupportedOption, []string{"aspectRatio"}, FieldUnsupported},
+		{"wide gpt-image", `{"type":"image","modelId":"gpt-image-2-5-flare","prompt":"x","aspectRatio":"16:9"}`, EUnsupportedOption, []string{"aspectRatio"}, FieldUnsupported},
 		{"sora 6 s", `{"type":"video","modelId":"openai-sora-2","prompt":"x","duration":6}`, EUnsupportedOption, []string{"duration"}, FieldUnsupported},
 		{"kling 10 s", `{"type":"video","modelId":"kling-2-1","prompt":"x","duration":10}`, EUnsupportedOption, []string{"duration"}, FieldUnsupported},
 		{"seedance 13 s", `{"type":"video","modelId":"bytedance-seedance-1-pro-fast","prompt":"x","duration":13}`, EUnsupportedOption, []string{"duration"}, FieldUnsupported},
