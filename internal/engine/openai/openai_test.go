@@ -208,7 +208,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"gpt 1:1", false, img("gpt-image-2", "1:1", 1, "png", nil), ""},
 		{"gpt 3:2 x4 webp", false, img("gpt-image-2.5-flare", "3:2", 4, "webp", nil), ""},
-		{"gpt 16:9", false, img("gpt-image-2", "16:9", 1, "png", nil), "aspectRatio"},
+		{"gpt 16:9", false, img("gpt-image-1", "16:9", 1, "png", nil), "aspectRatio"},
 		{"gpt n 11", false, img("gpt-image-2", "1:1", 11, "png", nil), "numOutputs"},
 		{"gpt gif", false, img("gpt-image-2", "1:1", 1, "gif", nil), "outputFormat"},
 		{"gpt quality ultra", false, img("gpt-image-2", "1:1", 1, "png", func(j *gengate.Job) { j.Options["quality"] = "ultra" }), "quality"},
