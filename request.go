@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -45,34 +46,39 @@ func (r *Request) NumOutputs() int {
 	return 1
 }
 
-// ParseRequest decodes and validates the JSON body of a generate call.
-// Every problem found is reported at once, in one *Error: INVALID_REQUEST
+// MaxFieldErrors caps the field errors one refusal lists; the others are
+// only counted (the problem body's omittedErrors member), so that a body of
+// millions of unknown fields answers with a small problem.
+const MaxFieldErrors = 20
+
+// ParseRequest decodes and validates the JSON body of a generate call held
+// in memory; see DecodeRequest.
+func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
+	return c.DecodeRequest(bytes.NewReader(body))
+}
+
+// DecodeRequest decodes and validates the JSON body of a generate call as
+// it is read. Every problem found is reported at once (up to
+// MaxFieldErrors, with a count of the rest), in one *Error: INVALID_REQUEST
 // for malformed or missing fields, UNSUPPORTED_MODEL_OPTION when the request
 // is well formed but asks the model for something it cannot do.
-func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var raw any
-	if err := dec.Decode(&raw); err != nil {
-		return nil, Errorf(EInvalid, "request body is not valid JSON: %s", jsonProblem(err))
+//
+// The body is never held whole: members the catalog knows are kept (their
+// raw JSON scalars), unknown ones are skipped as they stream past, and only
+// the MaxFieldErrors first of their names (in sorted order) are kept for
+// the report. Memory stays bounded by the known fields, whatever the size
+// or shape of the body. A read error of r is reported as INVALID_REQUEST;
+// the caller that needs its cause (a body over its size limit) keeps it.
+func (c *Catalog) DecodeRequest(r io.Reader) (*Request, error) {
+	b, err := c.decodeBody(r)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, Errorf(EInvalid, "request body has data after the JSON object")
-	}
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		return nil, Errorf(EInvalid, "request body must be a JSON object")
-	}
-	// The fingerprint is taken over the canonical body: keys sorted (maps
-	// marshal that way) and null members dropped, since null means absent.
-	canon, _ := json.Marshal(dropNulls(obj))
-	sum := sha256.Sum256(canon)
-
 	v := validator{}
-	typ := v.str(obj, "type")
-	modelID := v.str(obj, "modelId")
+	typ := v.str(b.top, "type")
+	modelID := v.str(b.top, "modelId")
 	if len(v.invalid) > 0 {
-		return nil, v.err()
+		return nil, v.err(0)
 	}
 	if typ != "image" && typ != "video" {
 		v.bad("type", FieldValue, `must be "image" or "video"`)
@@ -80,7 +86,7 @@ func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
 	m, ok := c.byID[modelID]
 	if !ok {
 		v.bad("modelId", FieldValue, fmt.Sprintf("unknown model %q; GET /api/v1/models lists them", modelID))
-		return nil, v.err()
+		return nil, v.err(0)
 	}
 	if len(v.invalid) == 0 && m.Type != typ {
 		v.bad("type", FieldValue, fmt.Sprintf("model %q makes %ss, not %ss", m.ID, m.Type, typ))
@@ -88,32 +94,28 @@ func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
 
 	// Flatten the optional "inputs" object into "inputs.<name>" fields.
 	fields := map[string]any{}
-	for k, val := range obj {
-		if k == "type" || k == "modelId" || val == nil {
-			continue
+	for k, val := range b.top {
+		if k != "type" && k != "modelId" {
+			fields[k] = val
 		}
-		if k == "inputs" {
-			in, ok := val.(map[string]any)
-			if !ok {
-				v.bad("inputs", FieldType, "must be an object")
-				continue
-			}
-			for ik, iv := range in {
-				if iv != nil {
-					fields["inputs."+ik] = iv
-				}
-			}
-			continue
-		}
-		fields[k] = val
 	}
-
-	req := &Request{Model: m, Options: map[string]any{}, InputURLs: map[string]string{}, Fingerprint: hex.EncodeToString(sum[:])}
-	names := make([]string, 0, len(fields))
+	switch b.inputs {
+	case inputsWrongType:
+		v.bad("inputs", FieldType, "must be an object")
+	case inputsObject:
+		for ik, iv := range b.in {
+			fields["inputs."+ik] = iv
+		}
+	}
+	// Unknown names are checked with the known ones, in one sorted order.
+	names := make([]string, 0, len(fields)+len(b.unknown))
 	for k := range fields {
 		names = append(names, k)
 	}
+	names = append(names, b.unknown...)
 	sort.Strings(names)
+
+	req := &Request{Model: m, Options: map[string]any{}, InputURLs: map[string]string{}, Fingerprint: b.fingerprint()}
 	for _, name := range names {
 		f, ok := m.Field(name)
 		if !ok {
@@ -151,31 +153,149 @@ func (c *Catalog) ParseRequest(body []byte) (*Request, error) {
 			req.Options[f.Name] = normalize(f.Default, f.Kind)
 		}
 	}
-	if len(v.invalid)+len(v.unsupp) > 0 {
-		return nil, v.err()
+	if len(v.invalid)+len(v.unsupp)+b.moreUnknown > 0 {
+		return nil, v.err(b.moreUnknown)
 	}
 	return req, nil
 }
 
-// dropNulls returns v without null object members, at any depth.
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			if val != nil {
-				out[k] = dropNulls(val)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = dropNulls(val)
-		}
-		return out
+// body is what DecodeRequest keeps of a request body: the members the
+// catalog knows, decoded (null members dropped, a later duplicate replacing
+// an earlier one), and the names of the first unknown ones.
+type body struct {
+	top    map[string]any // top-level members but "inputs"
+	inputs int            // inputsAbsent, inputsObject or inputsWrongType
+	in     map[string]any // the members of "inputs"
+	// unknown holds the MaxFieldErrors smallest unknown member names
+	// (nested ones as "inputs.<name>"), sorted and distinct; moreUnknown
+	// counts the unknown members left out.
+	unknown     []string
+	moreUnknown int
+}
+
+const (
+	inputsAbsent = iota
+	inputsObject
+	inputsWrongType
+)
+
+// fingerprint is the SHA-256 of the canonical body: keys sorted (maps
+// marshal that way) and null members dropped, since null means absent. It
+// matters only for an accepted body, whose members are all known scalars.
+func (b *body) fingerprint() string {
+	canon := make(map[string]any, len(b.top)+1)
+	for k, v := range b.top {
+		canon[k] = v
 	}
-	return v
+	if b.inputs != inputsAbsent {
+		canon["inputs"] = b.in
+	}
+	out, _ := json.Marshal(canon)
+	sum := sha256.Sum256(out)
+	return hex.EncodeToString(sum[:])
+}
+
+// noteUnknown records an unknown member's full name ("inputs.x" for a
+// member of inputs), keeping only the smallest MaxFieldErrors distinct ones.
+// It allocates only for a name it keeps.
+func (b *body) noteUnknown(name []byte) {
+	if len(b.unknown) == MaxFieldErrors && string(name) >= b.unknown[MaxFieldErrors-1] {
+		if string(name) != b.unknown[MaxFieldErrors-1] {
+			b.moreUnknown++
+		}
+		return
+	}
+	full := string(name)
+	i, found := slices.BinarySearch(b.unknown, full)
+	switch {
+	case found:
+	case len(b.unknown) < MaxFieldErrors:
+		b.unknown = slices.Insert(b.unknown, i, full)
+	default:
+		b.unknown = slices.Insert(b.unknown[:MaxFieldErrors-1], i, full)
+		b.moreUnknown++
+	}
+}
+
+// decodeBody streams the JSON object in r into a body.
+func (c *Catalog) decodeBody(r io.Reader) (*body, error) {
+	s := newJSONScanner(r)
+	b := &body{top: map[string]any{}}
+	first, err := s.next()
+	if err != nil {
+		return nil, err
+	}
+	if first != '{' {
+		// Say "not JSON" rather than "not an object" for what is not JSON.
+		if _, err := s.skip(0); err != nil {
+			return nil, err
+		}
+		if err := s.end(); err != nil {
+			return nil, err
+		}
+		return nil, Errorf(EInvalid, "request body must be a JSON object")
+	}
+	err = s.object(0, func(name []byte) error {
+		switch {
+		case string(name) == "inputs":
+			return c.decodeInputs(s, b)
+		case string(name) == "type" || string(name) == "modelId" || c.fields[string(name)]:
+			v, null, err := s.scalar(1)
+			if null {
+				delete(b.top, string(name))
+			} else if err == nil {
+				b.top[string(name)] = v
+			}
+			return err
+		}
+		null, err := s.skip(1)
+		if err == nil && !null {
+			b.noteUnknown(name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// decodeInputs streams the value of the "inputs" member into b.
+func (c *Catalog) decodeInputs(s *jsonScanner, b *body) error {
+	first, err := s.next()
+	if err != nil {
+		return err
+	}
+	if first != '{' {
+		null, err := s.skip(1)
+		b.inputs, b.in = inputsWrongType, nil
+		if null {
+			b.inputs = inputsAbsent
+		}
+		return err
+	}
+	b.inputs, b.in = inputsObject, map[string]any{}
+	var full []byte
+	return s.object(1, func(name []byte) error {
+		full = append(append(full[:0], "inputs."...), name...)
+		if !c.fields[string(full)] {
+			null, err := s.skip(2)
+			if err == nil && !null {
+				b.noteUnknown(full)
+			}
+			return err
+		}
+		v, null, err := s.scalar(2)
+		if null {
+			delete(b.in, string(name))
+		} else if err == nil {
+			b.in[string(name)] = v
+		}
+		return err
+	})
 }
 
 // validator collects field errors.
@@ -192,12 +312,28 @@ func (v *validator) unsupported(field, code, msg string) {
 	v.unsupp = append(v.unsupp, FieldError{Field: field, Code: code, Message: msg})
 }
 
-func (v *validator) err() error {
+// err is the refusal for the errors found, listing at most MaxFieldErrors;
+// more counts field errors found but not kept.
+func (v *validator) err(more int) error {
+	e := &Error{Code: EUnsupportedOption, Fields: v.unsupp}
 	if len(v.invalid) > 0 {
-		fe := append(v.invalid, v.unsupp...)
-		return &Error{Code: EInvalid, Message: "invalid request: " + fe[0].Field + " " + fe[0].Message, Fields: fe}
+		e.Code, e.Fields = EInvalid, append(v.invalid, v.unsupp...)
 	}
-	return &Error{Code: EUnsupportedOption, Message: v.unsupp[0].Field + ": " + v.unsupp[0].Message, Fields: v.unsupp}
+	if n := len(e.Fields) - MaxFieldErrors; n > 0 {
+		more += n
+		e.Fields = e.Fields[:MaxFieldErrors:MaxFieldErrors]
+	}
+	first := e.Fields[0]
+	if e.Code == EInvalid {
+		e.Message = "invalid request: " + first.Field + " " + first.Message
+	} else {
+		e.Message = first.Field + ": " + first.Message
+	}
+	if more > 0 {
+		e.Message += fmt.Sprintf(" (and %d more errors)", more)
+		e.Extra = map[string]any{"omittedErrors": more}
+	}
+	return e
 }
 
 // str reads a required string field.
@@ -326,21 +462,4 @@ func rangeText(f Field) string {
 		hi = valueKey(*f.Max)
 	}
 	return "[" + lo + ", " + hi + "]"
-}
-
-// jsonProblem turns a decoder error into a short client message.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	if ok := asSyntax(err, &se); ok {
-		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
-	}
-	return err.Error()
-}
-
-func asSyntax(err error, target **json.SyntaxError) bool {
-	se, ok := err.(*json.SyntaxError)
-	if ok {
-		*target = se
-	}
-	return ok
 }

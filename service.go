@@ -1,9 +1,11 @@
 package gengate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sort"
 	"strings"
@@ -27,8 +29,10 @@ type Service struct {
 	// SyncWait caps how long a generate call waits for its result; zero
 	// answers every call at once with its task.
 	SyncWait time.Duration
-	// ReviewTerms hold a prompt containing any of them (case-insensitive)
-	// in review before any engine runs.
+	// ReviewTerms hold a prompt containing any of them in review before
+	// any engine runs, matched however the prompt spells them (case,
+	// width, accents, invisible characters, look-alike letters: see
+	// foldForReview).
 	ReviewTerms []string
 	// Owner names this process's workers in task leases; Lease is how long
 	// a claimed step may run before another worker may take the task over.
@@ -138,12 +142,18 @@ func CheckIdempotencyKey(key string) error {
 // account it returns that task as it is now (or EKeyReused when the body
 // differs). It does not wait; see Wait.
 func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKey string) (*Outcome, error) {
+	return s.GenerateFrom(ctx, key, bytes.NewReader(body), idemKey)
+}
+
+// GenerateFrom is Generate with the body read from r as it is decoded
+// (Catalog.DecodeRequest): the body is never held whole.
+func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader, idemKey string) (*Outcome, error) {
 	if idemKey != "" {
 		if err := CheckIdempotencyKey(idemKey); err != nil {
 			return nil, err
 		}
 	}
-	req, err := s.Catalog.ParseRequest(body)
+	req, err := s.Catalog.DecodeRequest(body)
 	if err != nil {
 		return nil, err
 	}
@@ -221,16 +231,6 @@ func InsufficientCredits(balance, cost int) error {
 	return &Error{Code: EInsufficient,
 		Message: fmt.Sprintf("this generation costs %d credits; the balance is %d", cost, balance),
 		Extra:   map[string]any{"requiredCredits": cost, "remainingCredits": balance}}
-}
-
-func (s *Service) reviewTerm(prompt string) string {
-	p := strings.ToLower(prompt)
-	for _, term := range s.ReviewTerms {
-		if term = strings.ToLower(strings.TrimSpace(term)); term != "" && strings.Contains(p, term) {
-			return term
-		}
-	}
-	return ""
 }
 
 // storeInputs fetches and checks every input file, then keeps them as blobs

@@ -23,20 +23,21 @@ func (a *api) handleGenerate() http.Handler {
 			writeError(w, r, a.log, gengate.Errorf(gengate.EUnsupportedMedia, "send the request body as JSON with Content-Type: application/json"))
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				writeError(w, r, a.log, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody))
-				return
-			}
-			writeError(w, r, a.log, gengate.Errorf(gengate.EInvalid, "the request body could not be read"))
-			return
-		}
+		// The body is decoded as it arrives, never held whole; its read
+		// error, if any, says why it stopped.
+		body := &bodyReader{r: http.MaxBytesReader(w, r.Body, a.cfg.MaxBody)}
 		pref := parsePrefer(r.Header.Values("Prefer"))
 		key := apiKey(r)
-		o, err := a.svc.Generate(r.Context(), key, body, r.Header.Get("Idempotency-Key"))
-		if err != nil {
+		o, err := a.svc.GenerateFrom(r.Context(), key, body, r.Header.Get("Idempotency-Key"))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(body.err, &tooBig):
+			writeError(w, r, a.log, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody))
+			return
+		case err != nil && body.err != nil && body.err != io.EOF:
+			writeError(w, r, a.log, gengate.Errorf(gengate.EInvalid, "the request body could not be read"))
+			return
+		case err != nil:
 			writeError(w, r, a.log, err)
 			return
 		}
@@ -71,6 +72,20 @@ func (a *api) handleGenerate() http.Handler {
 		}
 		a.writeOutcome(w, r, o)
 	})
+}
+
+// bodyReader keeps the first error its reader returned.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
 
 // waitContext is the context a request waits for its task in: the

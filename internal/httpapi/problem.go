@@ -36,17 +36,6 @@ var statusOf = map[string]int{
 	gengate.ESpendLimit:         http.StatusPaymentRequired,
 }
 
-// problem is an RFC 9457 problem details body.
-type problem struct {
-	Type      string               `json:"type"`
-	Title     string               `json:"title"`
-	Status    int                  `json:"status"`
-	Detail    string               `json:"detail"`
-	Code      string               `json:"code"`
-	RequestID string               `json:"requestId,omitempty"`
-	Errors    []gengate.FieldError `json:"errors,omitempty"`
-}
-
 // writeError answers with err as a problem body. The client gets the
 // message of a *gengate.Error; anything else is logged and reported as
 // INTERNAL without its text.
@@ -63,18 +52,24 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeProblem(w, r, status, e)
 }
 
+// writeProblem answers with e as a problem body, encoded once: the RFC 9457
+// members and the error's extension members in one map.
 func writeProblem(w http.ResponseWriter, r *http.Request, status int, e *gengate.Error) {
-	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: e.Message,
-		Code: e.Code, RequestID: requestID(r), Errors: e.Fields}
-	body := map[string]any{}
-	b, _ := json.Marshal(p)
-	_ = json.Unmarshal(b, &body)
+	body := make(map[string]any, 7+len(e.Extra))
 	for k, v := range e.Extra {
-		// Extension members never replace the RFC 9457 ones: "status" is
-		// the HTTP status code, whatever an error's extras say.
-		if _, std := body[k]; !std {
-			body[k] = v
-		}
+		body[k] = v
+	}
+	// Extension members never replace the RFC 9457 ones: "status" is the
+	// HTTP status code, whatever an error's extras say.
+	body["type"], body["title"], body["status"] = "about:blank", http.StatusText(status), status
+	body["detail"], body["code"] = e.Message, e.Code
+	delete(body, "requestId")
+	if id := requestID(r); id != "" {
+		body["requestId"] = id
+	}
+	delete(body, "errors")
+	if len(e.Fields) > 0 {
+		body["errors"] = e.Fields
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -1,0 +1,116 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// memUse is what a piece of work cost the test process's memory.
+type memUse struct {
+	PeakHeap   uint64 // highest HeapInuse seen above the starting one
+	TotalAlloc uint64 // bytes allocated, freed or not
+}
+
+// measureMemory runs f and samples the heap while it runs. The process is
+// collected first so that the baseline holds only live data; run it from a
+// test that is not parallel, so no other test's allocations are counted.
+func measureMemory(t *testing.T, f func()) memUse {
+	t.Helper()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(stop)
+	wg.Wait()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	peak = max(peak, after.HeapInuse)
+	u := memUse{TotalAlloc: after.TotalAlloc - before.TotalAlloc}
+	if peak > before.HeapInuse {
+		u.PeakHeap = peak - before.HeapInuse
+	}
+	t.Logf("memory: peak heap +%d MB, allocated %d MB", u.PeakHeap>>20, u.TotalAlloc>>20)
+	return u
+}
+
+// TestHugeUnknownBody: a 32 MiB body of about 3.15 million unknown fields
+// (what took the server to 3 GB and answered a 213 MB problem) is refused
+// with a small 400 that lists MaxFieldErrors of them and counts the rest,
+// and the test process's heap stays under a fixed ceiling.
+//
+// The ceilings: the body (32 MiB) is built before measuring. Decoding it
+// as a stream keeps a 32 KiB read buffer, the known members and 20 names,
+// and allocates nothing per skipped member, so both figures should stay
+// within a few MB (measured: under 1 MB). 50 MB of heap growth and 100 MB
+// allocated leave room for the HTTP machinery and a busy machine, and are
+// far below what one copy of the body's members as Go values costs (the
+// map-and-copies decoding this replaced took 3 GB).
+func TestHugeUnknownBody(t *testing.T) {
+	s := newStack(t, stackOpts{noWorkers: true})
+	acct, key := s.account(100)
+	const fields = 3_150_000
+	var b bytes.Buffer
+	b.Grow(33 << 20)
+	b.WriteString(`{"type":"image","modelId":"flux","prompt":"x"`)
+	for i := range fields {
+		b.WriteString(`,"`)
+		name := strconv.FormatInt(int64(i)+36*36*36*36, 36) // 5 letters
+		b.WriteString(name)
+		b.WriteString(`":0`)
+	}
+	b.WriteString("}")
+	if b.Len() > 32<<20 {
+		t.Fatalf("body is %d bytes, more than the 32 MiB limit", b.Len())
+	}
+	body := b.Bytes()
+	var r response
+	use := measureMemory(t, func() { r = s.generate(key, body, nil) })
+	wantProblem(t, r, 400, gengate.EInvalid)
+	if len(r.Body) > 8<<10 {
+		t.Errorf("problem body is %d bytes, want a small one", len(r.Body))
+	}
+	errs, _ := r.JSON["errors"].([]any)
+	if len(errs) != gengate.MaxFieldErrors {
+		t.Errorf("problem lists %d errors, want %d", len(errs), gengate.MaxFieldErrors)
+	}
+	if got := r.num("omittedErrors"); got != fields-gengate.MaxFieldErrors {
+		t.Errorf("omittedErrors = %d, want %d", got, fields-gengate.MaxFieldErrors)
+	}
+	if use.PeakHeap > 50<<20 {
+		t.Errorf("heap grew by %d MB while refusing the body, want under 50 MB", use.PeakHeap>>20)
+	}
+	if use.TotalAlloc > 100<<20 {
+		t.Errorf("refusing the body allocated %d MB, want under 100 MB", use.TotalAlloc>>20)
+	}
+	if n := s.taskCount(); n != 0 {
+		t.Errorf("%d tasks stored", n)
+	}
+	if got := s.balance(acct); got != 100 {
+		t.Errorf("balance %d, want 100", got)
+	}
+}
