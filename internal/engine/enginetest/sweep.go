@@ -40,6 +40,9 @@ func SweepJobs(m *gengate.Model, r gengate.Route) []Case {
 	for _, f := range m.Options {
 		if f.Default != nil {
 			defaults[f.Name] = f.Default
+			if n, ok := f.Default.(float64); ok && (f.Kind == gengate.KindInt || f.Name == "numOutputs") {
+				defaults[f.Name] = int64(n) // as the service parses it
+			}
 		}
 	}
 	var cases []Case
@@ -81,7 +84,7 @@ func SweepJobs(m *gengate.Model, r gengate.Route) []Case {
 	add("defaults", defaults)
 	for _, f := range m.Options {
 		for _, v := range allowed(f) {
-			if v == f.Default {
+			if v == defaults[f.Name] {
 				continue
 			}
 			opts := map[string]any{}

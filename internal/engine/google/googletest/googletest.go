@@ -214,6 +214,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		rpcStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
 		return
 	}
+	if msg := checkModel(model, method, body); msg != "" {
+		rpcStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
+		return
+	}
 
 	if status, ok := s.TakeSubmitFailure(); ok {
 		failStatus(w, status)
@@ -347,6 +351,17 @@ func checkVideo(body map[string]any) string {
 		return "instances must hold one instance"
 	}
 	im, _ := inst[0].(map[string]any)
+	// The fields go-genai's Gemini API converter (models.go,
+	// generateVideosParametersToMldev and generateVideosConfigToMldev)
+	// sends; the rest (seed, generateAudio, fps, compressionQuality, …) it
+	// refuses as Vertex-only.
+	if m := unknownName(im, "instances[0]", "prompt", "image", "lastFrame", "referenceImages", "video"); m != "" {
+		return m
+	}
+	if m := unknownName(asMap(body["parameters"]), "parameters", "sampleCount", "durationSeconds", "aspectRatio", "resolution",
+		"personGeneration", "negativePrompt", "enhancePrompt", "generateAudio", "seed"); m != "" {
+		return m
+	}
 	for _, k := range []string{"image", "lastFrame"} {
 		if b, ok := im[k].(map[string]any); ok {
 			if m := checkBlob(b, "bytesBase64Encoded", "instances[0]."+k); m != "" {
@@ -366,6 +381,47 @@ func checkVideo(body map[string]any) string {
 	for _, k := range []string{"generateAudio", "seed"} {
 		if _, ok := params[k]; ok {
 			return "`" + k + "` isn't supported by this model on the Gemini API."
+		}
+	}
+	return ""
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// checkModel checks what depends on the model, as go-genai
+// (github.com/googleapis/go-genai@6fd3e65e, 2026-08-21, types.go and
+// models.go, read 2026-11-23) and the Gemini API's Veo and image
+// generation pages state it:
+//   - imageConfig.imageSize ("1K", "2K", "4K") is for the Gemini 3 image
+//     models; gemini-2.5-flash-image makes 1K only and has no size;
+//   - Veo's resolution is "720p" or "1080p", and "4k" on Veo 3.1; 1080p
+//     and 4k videos are 8 seconds long only;
+//   - Imagen's :predict is not served by the Gemini API at all: go-genai
+//     refuses GenerateImages outside Vertex AI ("only supported in Gemini
+//     Enterprise Agent Platform mode"). The fake still answers it, for
+//     operators' own routes and the engine's tests, but no default route
+//     uses it.
+func checkModel(model, method string, body map[string]any) string {
+	switch method {
+	case "generateContent":
+		ic := asMap(asMap(body["generationConfig"])["imageConfig"])
+		if _, sized := ic["imageSize"]; sized && strings.HasPrefix(model, "gemini-2.5") {
+			return "Image size is not supported for " + model + "."
+		}
+	case "predictLongRunning":
+		params := asMap(body["parameters"])
+		res, _ := params["resolution"].(string)
+		switch {
+		case res == "" || res == "720p":
+		case res == "1080p" || (res == "4k" && strings.HasPrefix(model, "veo-3.1")):
+			if d, ok := params["durationSeconds"].(float64); ok && d != 8 {
+				return fmt.Sprintf("Resolution %s requires a duration of 8 seconds.", res)
+			}
+		default:
+			return "Resolution " + res + " is not supported by " + model + "."
 		}
 	}
 	return ""
