@@ -78,6 +78,7 @@ func SweepJobs(m *gengate.Model, r gengate.Route) []Case {
 				}
 				j.Options[k] = v
 			}
+			j.TaskID = fmt.Sprintf("5e1f0c9a-0000-4000-8000-%012d", len(cases)+1) // one task per case
 			cases = append(cases, Case{Name: name, Job: j})
 		}
 	}
