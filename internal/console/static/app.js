@@ -155,7 +155,7 @@ async function signupPage(main) {
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', required: true, minlength: 10 });
   const err = errorSlot();
   const button = h('button', { type: 'submit', class: 'btn primary wide' }, 'Create account');
-  const form = h('form', { id: 'signup-form', class: 'stack' }, field('Email', email), field('Password', password, 'At least 10 characters.'),
+  const form = h('form', { id: 'signup-form', class: 'stack', novalidate: true }, field('Email', email), field('Password', password, 'At least 10 characters.'),
     field('Account name (optional)', name), err, button);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -307,9 +307,11 @@ async function galleryPage(main, _rest, _q, seq) {
       const m = modelByID(t.modelId);
       for (const u of outputsOf(t)) {
         grid.appendChild(h('figure', { class: 'tile' },
-          h('a', { href: '#/tasks/' + encodeURIComponent(t.jobId), 'aria-label': 'task ' + shortID(t.jobId) }, media(u, t.type, (m ? m.name : t.modelId) + ' output')),
+          // A video keeps its own controls; an image opens its task.
+          t.type === 'video' ? media(u, t.type, (m ? m.name : t.modelId) + ' output')
+            : h('a', { href: '#/tasks/' + encodeURIComponent(t.jobId), 'aria-label': 'task ' + shortID(t.jobId) }, media(u, t.type, (m ? m.name : t.modelId) + ' output')),
           t.placeholder ? placeholderTag() : null,
-          h('figcaption', {}, h('span', { class: 'tile-model' }, m ? m.name : t.modelId),
+          h('figcaption', {}, h('a', { class: 'tile-model', href: '#/tasks/' + encodeURIComponent(t.jobId) }, m ? m.name : t.modelId),
             h('a', { href: u, download: '', class: 'tile-dl', 'aria-label': 'download' }, '↓'))));
       }
     }
@@ -397,7 +399,7 @@ async function keysPage(main, _rest, _q, seq) {
 
 function keyActions(k, reload) {
   const err = errorSlot();
-  const edit = h('button', { type: 'button', class: 'btn small' }, 'Edit');
+  const edit = h('button', { type: 'button', class: 'btn small', 'data-action': 'edit' }, 'Edit');
   const revoke = h('button', { type: 'button', class: 'btn small danger', 'data-action': 'revoke' }, 'Revoke');
   const box = h('div', { class: 'row-actions' }, edit, revoke, err);
   let armed = false;
