@@ -62,6 +62,8 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("POST /api/generation/jobs/{id}", a.auth(a.handleAdvance()))
 	mux.Handle("GET /api/generation/jobs/{id}", a.auth(a.handleRead()))
 	mux.Handle("POST /api/v1/files", a.auth(a.rateLimit(a.handleUpload())))
+	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
+	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
 	mux.Handle("GET /files/{name}", a.handleFile())
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())

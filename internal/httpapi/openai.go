@@ -1,0 +1,409 @@
+package httpapi
+
+// OpenAI-compatible images: POST /v1/images/generations (JSON) and
+// POST /v1/images/edits (multipart), so that code written for OpenAI's SDKs
+// runs against gengate by changing its base URL and key. The request is
+// mapped onto a gengate generate body (model → modelId, n → numOutputs,
+// size → the nearest aspectRatio, output_format → outputFormat, image and
+// mask files → the model's image inputs) and runs as a gengate task: same
+// credits, same Idempotency-Key semantics. Answers and errors have OpenAI's
+// shapes; docs/api.md has the mapping.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// openAIImageRequest holds the OpenAI image parameters gengate maps; the
+// others (style, background, moderation, user, ...) are accepted and
+// ignored.
+type openAIImageRequest struct {
+	Model          string `json:"model"`
+	Prompt         string `json:"prompt"`
+	N              *int   `json:"n"`
+	Size           string `json:"size"`
+	ResponseFormat string `json:"response_format"`
+	OutputFormat   string `json:"output_format"`
+	Quality        string `json:"quality"`
+}
+
+// openAIError is an error in OpenAI's shape and status.
+type openAIError struct {
+	Status  int
+	Type    string
+	Code    string
+	Param   string
+	Message string
+	// Retry says whether a retry may help: the x-should-retry header that
+	// OpenAI's SDKs obey, so that they do not retry a final answer.
+	Retry bool
+}
+
+func invalidParam(param, msg string) *openAIError {
+	return &openAIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_value", Param: param, Message: msg}
+}
+
+func (a *api) writeOpenAIError(w http.ResponseWriter, e *openAIError) {
+	w.Header().Set("x-should-retry", strconv.FormatBool(e.Retry))
+	body := map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": nil}
+	if e.Param != "" {
+		body["param"] = e.Param
+	}
+	if e.Code != "" {
+		body["code"] = e.Code
+	}
+	writeJSON(w, e.Status, map[string]any{"error": body})
+}
+
+// openAIParams maps gengate field names back to OpenAI parameter names.
+var openAIParams = map[string]string{
+	"modelId": "model", "prompt": "prompt", "numOutputs": "n", "aspectRatio": "size",
+	"outputFormat": "output_format", "quality": "quality", "mask": "mask", "Idempotency-Key": "Idempotency-Key",
+}
+
+// fromGengate turns a gengate error into OpenAI's shape.
+func (a *api) fromGengate(r *http.Request, err error) *openAIError {
+	var e *gengate.Error
+	if !errors.As(err, &e) {
+		a.log.ErrorContext(r.Context(), "internal error", "err", err, "requestId", requestID(r))
+		return &openAIError{Status: 500, Type: "server_error", Code: "internal_error", Retry: true,
+			Message: "internal error; the request id " + requestID(r) + " identifies it in the logs"}
+	}
+	status := statusOf[e.Code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	o := &openAIError{Status: status, Type: "invalid_request_error", Code: strings.ToLower(e.Code), Message: e.Message}
+	if len(e.Fields) > 0 {
+		f := e.Fields[0]
+		o.Param = openAIParams[f.Field]
+		if o.Param == "" {
+			o.Param = "image" // the model's image inputs
+		}
+		if strings.HasPrefix(f.Code, "INPUT_") {
+			o.Code = strings.ToLower(f.Code)
+		}
+	}
+	switch e.Code {
+	case gengate.EUnauthorized:
+		o.Code = "invalid_api_key"
+	case gengate.EInsufficient:
+		// OpenAI answers an exhausted quota with 429 insufficient_quota.
+		o.Status, o.Type, o.Code = http.StatusTooManyRequests, "insufficient_quota", "insufficient_quota"
+	case gengate.ERateLimited:
+		o.Type, o.Code, o.Retry = "requests", "rate_limit_exceeded", true
+	case gengate.EKeyInUse:
+		o.Retry = true
+	case gengate.EInternal:
+		o.Type, o.Retry = "server_error", true
+	}
+	return o
+}
+
+// openAIAuth authenticates like the rest of the API (Bearer key) but
+// refuses in OpenAI's shape.
+func (a *api) openAIAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret := r.Header.Get("X-API-Key")
+		if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			secret = strings.TrimSpace(token)
+		}
+		key, err := a.svc.Authenticate(r.Context(), secret)
+		if err != nil {
+			a.writeOpenAIError(w, a.fromGengate(r, err))
+			return
+		}
+		if a.limiter != nil {
+			if d := a.limiter.wait(key.ID, time.Now()); d > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+				a.writeOpenAIError(w, a.fromGengate(r, gengate.Errorf(gengate.ERateLimited, "too many requests for this API key; retry after %s", d.Round(time.Second))))
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyAPIKey, key)))
+	})
+}
+
+// handleOpenAIGenerations is POST /v1/images/generations.
+func (a *api) handleOpenAIGenerations() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req openAIImageRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
+		if err := dec.Decode(&req); err != nil {
+			a.writeOpenAIError(w, invalidParam("", "the request body is not a valid JSON object of image parameters: "+err.Error()))
+			return
+		}
+		a.openAIImages(w, r, req, nil, nil)
+	})
+}
+
+// handleOpenAIEdits is POST /v1/images/edits: multipart/form-data with
+// image (or image[]: several), an optional mask, and the parameters.
+func (a *api) handleOpenAIEdits() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := max(a.cfg.MaxBody, 2*a.svc.UploadLimit()+multipartSlack)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if err := r.ParseMultipartForm(8 << 20); err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				a.writeOpenAIError(w, &openAIError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+					Code: "payload_too_large", Message: fmt.Sprintf("the request body is larger than %d bytes", limit)})
+				return
+			}
+			a.writeOpenAIError(w, invalidParam("", "send the edit as multipart/form-data with image, prompt and model"))
+			return
+		}
+		defer r.MultipartForm.RemoveAll()
+		form := r.MultipartForm
+		val := func(name string) string {
+			if v := form.Value[name]; len(v) > 0 {
+				return v[0]
+			}
+			return ""
+		}
+		req := openAIImageRequest{Model: val("model"), Prompt: val("prompt"), Size: val("size"),
+			ResponseFormat: val("response_format"), OutputFormat: val("output_format"), Quality: val("quality")}
+		if s := val("n"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				a.writeOpenAIError(w, invalidParam("n", "n must be an integer"))
+				return
+			}
+			req.N = &n
+		}
+		var images [][]byte
+		for _, name := range []string{"image", "image[]"} {
+			for _, fh := range form.File[name] {
+				data, err := readFormFile(fh)
+				if err != nil {
+					a.writeOpenAIError(w, invalidParam("image", "the image could not be read"))
+					return
+				}
+				images = append(images, data)
+			}
+		}
+		if len(images) == 0 {
+			a.writeOpenAIError(w, invalidParam("image", "an image file is required"))
+			return
+		}
+		var mask []byte
+		if fhs := form.File["mask"]; len(fhs) > 0 {
+			data, err := readFormFile(fhs[0])
+			if err != nil {
+				a.writeOpenAIError(w, invalidParam("mask", "the mask could not be read"))
+				return
+			}
+			mask = data
+		}
+		a.openAIImages(w, r, req, images, mask)
+	})
+}
+
+func readFormFile(fh *multipart.FileHeader) ([]byte, error) {
+	f, err := fh.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// openAIBody maps an OpenAI image request onto a gengate generate body.
+func (a *api) openAIBody(req openAIImageRequest, images [][]byte, mask []byte) (map[string]any, *openAIError) {
+	if req.Model == "" {
+		return nil, invalidParam("model", "model is required: a gengate modelId (GET /api/v1/models lists them)")
+	}
+	m, ok := a.svc.Catalog.Model(req.Model)
+	if !ok {
+		return nil, &openAIError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+			Message: fmt.Sprintf("the model %q does not exist; model is a gengate modelId (GET /api/v1/models lists them)", req.Model)}
+	}
+	if m.Type != "image" {
+		return nil, invalidParam("model", fmt.Sprintf("model %q makes videos; /v1/images serves image models (use POST /api/v1/generate)", m.ID))
+	}
+	body := map[string]any{"type": m.Type, "modelId": m.ID}
+	if _, ok := m.Field("prompt"); ok && req.Prompt != "" {
+		body["prompt"] = req.Prompt
+	}
+	if req.N != nil && *req.N != 1 {
+		if _, ok := m.Field("numOutputs"); !ok {
+			return nil, invalidParam("n", fmt.Sprintf("model %q makes one image per request; send n=1", m.ID))
+		}
+		body["numOutputs"] = *req.N
+	}
+	if req.Size != "" && req.Size != "auto" {
+		ratio, ok := parseSize(req.Size)
+		if !ok {
+			return nil, invalidParam("size", "size must be WIDTHxHEIGHT (e.g. 1024x1024) or auto")
+		}
+		if f, ok := m.Field("aspectRatio"); ok {
+			body["aspectRatio"] = nearestRatio(f.Values, ratio)
+		}
+	}
+	if req.OutputFormat != "" {
+		body["outputFormat"] = req.OutputFormat
+	}
+	if q := req.Quality; q != "" {
+		if f, ok := m.Field("quality"); ok {
+			for _, v := range f.Values {
+				if v == q {
+					body["quality"] = q
+				}
+			}
+			if _, set := body["quality"]; !set && q != "auto" && q != "standard" {
+				body["quality"] = q // refused by the model's validation, naming quality
+			}
+		}
+	}
+	var slots []string
+	for _, f := range m.Inputs {
+		if f.Kind == string(gengate.KindImage) && f.Name != "mask" {
+			slots = append(slots, f.Name)
+		}
+	}
+	if len(images) > len(slots) {
+		return nil, invalidParam("image", fmt.Sprintf("model %q takes %d input image(s), %d were sent", m.ID, len(slots), len(images)))
+	}
+	for i, data := range images {
+		body[slots[i]] = fileDataURL(data)
+	}
+	if mask != nil {
+		if _, ok := m.Field("mask"); !ok {
+			return nil, invalidParam("mask", fmt.Sprintf("model %q takes no mask", m.ID))
+		}
+		body["mask"] = fileDataURL(mask)
+	}
+	return body, nil
+}
+
+func fileDataURL(data []byte) string {
+	return "data:" + http.DetectContentType(data) + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+// parseSize reads "1536x1024" as a width-to-height ratio.
+func parseSize(s string) (float64, bool) {
+	ws, hs, ok := strings.Cut(strings.ToLower(s), "x")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if !ok || err1 != nil || err2 != nil || w <= 0 || h <= 0 {
+		return 0, false
+	}
+	return float64(w) / float64(h), true
+}
+
+// nearestRatio picks the aspect ratio among values ("16:9", ...) closest to
+// ratio, comparing logarithms so that 2:1 and 1:2 are as far from 1:1.
+func nearestRatio(values []any, ratio float64) string {
+	best, bestD := "", math.Inf(1)
+	for _, v := range values {
+		s, _ := v.(string)
+		a, b, ok := strings.Cut(s, ":")
+		x, err1 := strconv.ParseFloat(a, 64)
+		y, err2 := strconv.ParseFloat(b, 64)
+		if !ok || err1 != nil || err2 != nil || x <= 0 || y <= 0 {
+			continue
+		}
+		if d := math.Abs(math.Log(x/y) - math.Log(ratio)); d < bestD {
+			best, bestD = s, d
+		}
+	}
+	return best
+}
+
+// openAIImages runs a mapped request as a gengate task, waits for it and
+// answers in OpenAI's shape.
+func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIImageRequest, images [][]byte, mask []byte) {
+	switch req.ResponseFormat {
+	case "", "url", "b64_json":
+	default:
+		a.writeOpenAIError(w, invalidParam("response_format", `response_format must be "url" or "b64_json"`))
+		return
+	}
+	body, oe := a.openAIBody(req, images, mask)
+	if oe != nil {
+		a.writeOpenAIError(w, oe)
+		return
+	}
+	data, _ := json.Marshal(body)
+	key := apiKey(r)
+	idem := r.Header.Get("Idempotency-Key")
+	o, err := a.svc.Generate(r.Context(), key, data, idem)
+	if err != nil {
+		a.writeOpenAIError(w, a.fromGengate(r, err))
+		return
+	}
+	if o.Task.Status.Active() && a.svc.SyncWait > 0 {
+		ctx, stop := a.waitContext(r)
+		waited, err := a.svc.Wait(ctx, key.AccountID, o.Task.ID, a.svc.SyncWait)
+		stop()
+		if err == nil {
+			o = waited
+		}
+	}
+	t := o.Task
+	switch {
+	case t.Status == gengate.StatusSucceeded:
+		out, err := a.openAIResult(r, t, req.ResponseFormat == "b64_json")
+		if err != nil {
+			a.writeOpenAIError(w, a.fromGengate(r, err))
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	case t.Status.Active():
+		// OpenAI's API has no pending answer. A retry with the same
+		// Idempotency-Key waits for this task again; without a key a
+		// retry would start (and pay for) another, so the SDK is told not
+		// to retry.
+		a.writeOpenAIError(w, &openAIError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "generation_pending",
+			Retry: idem != "",
+			Message: fmt.Sprintf("the generation is still running as task %s (GET %s); retry with the same Idempotency-Key to wait for it",
+				t.ID, statusURL(t))})
+	case t.Status == gengate.StatusNeedsReview:
+		a.writeOpenAIError(w, &openAIError{Status: http.StatusConflict, Type: "invalid_request_error", Code: "generation_needs_review",
+			Message: reviewMessage + " (task " + t.ID + ")"})
+	default:
+		e := &openAIError{Status: failureStatus(t), Type: "server_error", Code: "generation_failed",
+			Message: fmt.Sprintf("the generation failed and its %d credits were refunded: %s (task %s)", t.Cost, t.ErrorMessage, t.ID)}
+		if e.Status == http.StatusUnprocessableEntity {
+			e.Status, e.Type = http.StatusBadRequest, "invalid_request_error"
+			if t.ErrorCode == gengate.CodeContentPolicy {
+				e.Code = "content_policy_violation"
+			}
+		}
+		a.writeOpenAIError(w, e)
+	}
+}
+
+// openAIResult is a succeeded task as OpenAI's ImagesResponse.
+func (a *api) openAIResult(r *http.Request, t *gengate.Task, b64 bool) (map[string]any, error) {
+	items := make([]map[string]any, 0, len(t.Outputs))
+	urls := a.outputURLs(r, t)
+	for i, c := range t.Outputs {
+		if !b64 {
+			items = append(items, map[string]any{"url": urls[i]})
+			continue
+		}
+		data, err := a.svc.Blobs.Get(r.Context(), c.Key)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, map[string]any{"b64_json": base64.StdEncoding.EncodeToString(data)})
+	}
+	out := map[string]any{"created": t.CreatedAt.Unix(), "data": items}
+	if f, ok := t.Options["outputFormat"].(string); ok {
+		out["output_format"] = f
+	}
+	return out, nil
+}
