@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -103,5 +105,30 @@ func TestVersioned(t *testing.T) {
 	}
 	if seen < 8 {
 		t.Errorf("found %d references; the pattern no longer matches the files", seen)
+	}
+}
+
+// TestDocsScreenshots: every screenshot docs/console.md links to exists,
+// and every screenshot in docs/console/ is linked.
+func TestDocsScreenshots(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/console.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\(console/([a-z-]+\.png)\)`).FindAllStringSubmatch(string(doc), -1) {
+		linked[m[1]] = true
+		if _, err := os.Stat("../../docs/console/" + m[1]); err != nil {
+			t.Errorf("docs/console.md links to %s: %v", m[1], err)
+		}
+	}
+	files, _ := filepath.Glob("../../docs/console/*.png")
+	for _, f := range files {
+		if !linked[filepath.Base(f)] {
+			t.Errorf("%s is not linked from docs/console.md", f)
+		}
+	}
+	if len(linked) < 10 {
+		t.Errorf("docs/console.md links %d screenshots", len(linked))
 	}
 }
