@@ -32,6 +32,9 @@ type AccountStore interface {
 	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, *Member, error)
 	ExtendSession(ctx context.Context, id string, until time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
+	// PurgeSessions deletes sessions that have expired and login links
+	// that expired (used or not) a day or more before now.
+	PurgeSessions(ctx context.Context, now time.Time) error
 
 	CreateLoginLink(ctx context.Context, l *LoginLink) error
 	// UseLoginLink marks the unused, unexpired link with the token hash

@@ -915,6 +915,9 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 		if err := s.sweepInputs(ctx); err != nil {
 			return err
 		}
+		if err := s.Store.PurgeSessions(ctx, s.now()); err != nil { // signin.go
+			return err
+		}
 		_, err = s.purgeUploads(ctx)
 		return err
 	})

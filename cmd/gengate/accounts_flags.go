@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/gengate/gengate/internal/engine/comfyui"
@@ -20,6 +21,8 @@ type AccountFlags struct {
 	SignupCredits    int
 	SignInPerAccount int
 	SignInPerAddress int
+	// PasswordHashes caps the password hashes computed at once.
+	PasswordHashes int
 	// FirstEmail is the email of the first-start account's operator.
 	FirstEmail string
 }
@@ -33,6 +36,8 @@ func (a *AccountFlags) add(f *flags) error {
 			"sign-in attempts per account email per 15 minutes (0: no limit)"),
 		f.integer(&a.SignInPerAddress, "signin-limit-address", httpapi.DefaultSignInPerAddress,
 			"sign-in, link and sign-up attempts per client address per 15 minutes (0: no limit)"),
+		f.integer(&a.PasswordHashes, "password-hashes", runtime.NumCPU(),
+			"password hashes (19 MiB of memory each) computed at once; more sign-ins wait"),
 	)
 }
 
@@ -42,6 +47,8 @@ func (a *AccountFlags) validate() error {
 		return errors.New("--signup-credits must be ≥ 0")
 	case a.SignInPerAccount < 0 || a.SignInPerAddress < 0:
 		return errors.New("--signin-limit-account and --signin-limit-address must be ≥ 0")
+	case a.PasswordHashes < 1:
+		return errors.New("--password-hashes must be ≥ 1")
 	}
 	return nil
 }
@@ -50,7 +57,7 @@ func (a *AccountFlags) validate() error {
 // provider answers.
 func (a *AccountFlags) httpConfig(probe func(context.Context, string) error) httpapi.AccountsConfig {
 	c := httpapi.AccountsConfig{OpenSignup: a.OpenSignup, SignupCredits: a.SignupCredits,
-		SignInPerAccount: a.SignInPerAccount, SignInPerAddress: a.SignInPerAddress, Probe: probe}
+		SignInPerAccount: a.SignInPerAccount, SignInPerAddress: a.SignInPerAddress, PasswordWork: a.PasswordHashes, Probe: probe}
 	if c.SignInPerAccount == 0 {
 		c.SignInPerAccount = -1 // the flag's 0 means no limit
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/sandbox"
 	"github.com/gengate/gengate/internal/httpapi"
 )
 
@@ -754,5 +755,73 @@ func TestAdminEndpoints(t *testing.T) {
 		if l := listOf(t, r); len(l) != 1 || l[0]["name"] != "sandbox" || l[0]["kind"] != "sandbox" || l[0]["status"] != "ok" {
 			t.Errorf("engines %s", r.Body)
 		}
+	})
+}
+
+// TestAdminEnginesProbe: a provider engine's status is what the probe
+// says, remembered for a minute (the probe is not asked again at once).
+func TestAdminEnginesProbe(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	probe := func(ctx context.Context, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[name]++
+		if name == "down" {
+			return fmt.Errorf("connection refused")
+		}
+		return nil
+	}
+	s := newStack(t, stackOpts{noWorkers: true, accounts: httpapi.AccountsConfig{Probe: probe}})
+	s.svc.Engines["up"] = sandbox.New(0) // stand-ins for two providers
+	s.svc.Engines["down"] = sandbox.New(0)
+	op := s.holder(0, true)
+	for i := 0; i < 2; i++ {
+		r := s.do(call{Method: "GET", Path: "/api/v1/admin/engines", Key: op.key})
+		wantStatus(t, r, http.StatusOK)
+		got := map[string]map[string]any{}
+		for _, e := range listOf(t, r) {
+			got[e["name"].(string)] = e
+		}
+		if e := got["up"]; e["kind"] != "provider" || e["status"] != "ok" || e["checkedAt"] == nil {
+			t.Errorf("up: %v", e)
+		}
+		if e := got["down"]; e["kind"] != "provider" || e["status"] != "unreachable" {
+			t.Errorf("down: %v", e)
+		}
+		if e := got["sandbox"]; e["status"] != "ok" || e["checkedAt"] != nil {
+			t.Errorf("sandbox: %v", e)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["up"] != 1 || calls["down"] != 1 || calls["sandbox"] != 0 {
+		t.Errorf("probe calls %v, want one per provider (cached)", calls)
+	}
+}
+
+// TestSpendLimitRefund: a refunded task gives its credits back to its
+// key's day.
+func TestSpendLimitRefund(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true, reviewTerms: []string{"hold"}})
+		h := s.holder(100, false)
+		secret, _, err := s.svc.CreateKey(context.Background(), h.account, "limited", 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := s.generate(secret, flux("hold this"), async).str("jobId")
+		wantStatus(t, s.generate(secret, flux("b"), async), http.StatusAccepted)
+		wantProblem(t, s.generate(secret, flux("c"), async), http.StatusPaymentRequired, gengate.ESpendLimit)
+		if _, err := s.svc.Settle(context.Background(), held, true); err != nil {
+			t.Fatal(err)
+		}
+		r := s.do(call{Method: "GET", Path: "/api/v1/keys", Key: secret})
+		for _, k := range listOf(t, r) {
+			if k["name"] == "limited" && k["spentToday"].(float64) != 4 {
+				t.Errorf("spentToday after a refund: %v, want 4", k["spentToday"])
+			}
+		}
+		wantStatus(t, s.generate(secret, flux("d"), async), http.StatusAccepted)
 	})
 }

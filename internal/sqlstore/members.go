@@ -159,6 +159,16 @@ func (s *DB) DeleteSession(ctx context.Context, tokenHash string) error {
 	return err
 }
 
+// PurgeSessions deletes expired sessions, and login links a day past
+// their expiry.
+func (s *DB) PurgeSessions(ctx context.Context, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, ms(now)); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, `DELETE FROM login_links WHERE expires_at < $1`, ms(now.Add(-24*time.Hour)))
+	return err
+}
+
 // CreateLoginLink stores a one-time link (its token's hash only).
 func (s *DB) CreateLoginLink(ctx context.Context, l *gengate.LoginLink) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO login_links (token_hash, member_id, purpose, created_at, expires_at)
