@@ -13,6 +13,8 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/sandbox"
 	"github.com/gengate/gengate/internal/httpapi"
+	"github.com/gengate/gengate/internal/sqlstore"
+	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
 // holder is an account with a member signed in through a set-up link, and
@@ -823,5 +825,36 @@ func TestSpendLimitRefund(t *testing.T) {
 			}
 		}
 		wantStatus(t, s.generate(secret, flux("d"), async), http.StatusAccepted)
+	})
+}
+
+// TestRevokedKeyRefusedEverywhere: two API processes on one database (each
+// with its own connection pool); a key revoked through one is refused by
+// the other on its very next request.
+func TestRevokedKeyRefusedEverywhere(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		url, dir := sqltest.URL(t, dialect), t.TempDir()
+		open := func() *sqlstore.DB {
+			db, err := sqlstore.Open(context.Background(), url, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}
+		one := newStack(t, stackOpts{noWorkers: true, db: open()})
+		two := newStack(t, stackOpts{noWorkers: true, db: open()})
+		h := one.holder(10, false)
+		r := one.bySession(h, true, call{Method: "POST", Path: "/api/v1/keys", Body: map[string]any{"name": "shared"}})
+		wantStatus(t, r, http.StatusCreated)
+		secret, id := r.str("key"), r.str("id")
+		wantStatus(t, two.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusOK)
+		wantStatus(t, one.bySession(h, true, call{Method: "DELETE", Path: "/api/v1/keys/" + id}), http.StatusNoContent)
+		wantProblem(t, two.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusUnauthorized, gengate.EUnauthorized)
+		wantProblem(t, two.generate(secret, flux("after revoke"), async), http.StatusUnauthorized, gengate.EUnauthorized)
+		// The session made through one works through two, and its sign-out ends it in both.
+		wantStatus(t, two.bySession(h, false, call{Method: "GET", Path: "/api/v1/account"}), http.StatusOK)
+		wantStatus(t, one.bySession(h, true, call{Method: "POST", Path: "/api/v1/auth/signout"}), http.StatusNoContent)
+		wantProblem(t, two.bySession(h, false, call{Method: "GET", Path: "/api/v1/account"}), http.StatusUnauthorized, gengate.EUnauthorized)
 	})
 }

@@ -47,6 +47,7 @@ type stackOpts struct {
 	accounts      httpapi.AccountsConfig // the account area's settings
 	logTo         io.Writer              // where the stack logs (text), besides GENGATE_TEST_LOG
 	publicURL     string
+	db            *sqlstore.DB // an open database to use (shared with another stack, as another process would)
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -68,7 +69,10 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.syncWait == 0 {
 		o.syncWait = 2 * time.Minute
 	}
-	store := sqltest.Open(t, o.dialect)
+	store := o.db
+	if store == nil {
+		store = sqltest.Open(t, o.dialect)
+	}
 	files := filepath.Join(t.TempDir(), "files")
 	blobs, err := blob.NewLocal(files)
 	if err != nil {
