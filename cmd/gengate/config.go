@@ -40,6 +40,9 @@ type Config struct {
 	Storage string
 	// UploadRetention is how long files sent to POST /api/v1/files are kept.
 	UploadRetention time.Duration
+	// ProviderCheck bounds each provider's check at start (health.go);
+	// 0 turns the checks off.
+	ProviderCheck time.Duration
 	// The account area (accounts_flags.go).
 	Accounts AccountFlags
 }
@@ -59,6 +62,8 @@ func (c *Config) Validate() error {
 		return errors.New("--workers must be ≥ 1")
 	case c.ShutdownGrace < 0:
 		return errors.New("--shutdown-grace must be ≥ 0")
+	case c.ProviderCheck < 0:
+		return errors.New("--provider-check-timeout must be ≥ 0")
 	case c.TaskLease < time.Second:
 		return errors.New("--task-lease must be ≥ 1s")
 	case c.RateLimit < 0 || c.RateBurst < 0:
@@ -167,6 +172,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
 		f.dur(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and task steps may finish after SIGTERM"),
+		f.dur(&c.ProviderCheck, "provider-check-timeout", 10*time.Second, "how long each provider's check at start may take (0: no checks)"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),

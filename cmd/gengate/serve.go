@@ -91,6 +91,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	health := checkProviders(ctx, engs, log, cfg.ProviderCheck)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -111,7 +112,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var srvErr error
 	if cfg.Role != "worker" {
-		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs.BaseURLs), firstLink)
+		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs.BaseURLs), firstLink, health.snapshot)
 	} else {
 		fmt.Fprintln(stdout, "gengate worker running")
 		<-ctx.Done()
@@ -125,7 +126,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 }
 
 func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, store *sqlstore.DB, log *slog.Logger, stdout io.Writer,
-	probe func(context.Context, string) error, firstLink func(base string)) error {
+	probe func(context.Context, string) error, firstLink func(base string), providers func() any) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -138,6 +139,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		PublicURL: cfg.PublicURL,
 		MaxBody:   cfg.MaxBody,
 		Ready:     func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
+		Providers: providers,
 		Drain:     drain,
 		Tasks:     store,
 		RateLimit: cfg.RateLimit,

@@ -24,6 +24,10 @@ type Config struct {
 	MaxBody int64
 	// Ready reports whether the service can take requests (/readyz).
 	Ready func(ctx context.Context) error
+	// Providers, when set, gives the state of each upstream provider as
+	// checked at start, shown as "providers" in /readyz; it does not make
+	// the service unready (other providers go on serving).
+	Providers func() any
 	// Drain, once closed, ends the waits of generate calls: they answer at
 	// once with their tasks (202), which go on. The server closes it when it
 	// shuts down. Nil never drains.
@@ -168,6 +172,12 @@ func (a *api) handleReady() http.Handler {
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		body := map[string]any{"status": "ready"}
+		if a.cfg.Providers != nil {
+			if p := a.cfg.Providers(); p != nil {
+				body["providers"] = p
+			}
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 }

@@ -84,6 +84,11 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1beta/models/{model}/operations/{id}", s.handleGet)
 	mux.HandleFunc("POST /v1beta/models/{model}/operations/{call}", s.handleCancel)
 	mux.HandleFunc("GET /v1beta/files/{call}", s.handleFile)
+	mux.HandleFunc("GET /v1beta/models", func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(w, r) {
+			writeJSON(w, map[string]any{"models": []any{map[string]any{"name": "models/gemini-2.5-flash-image"}}, "nextPageToken": "x"})
+		}
+	})
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s

@@ -108,6 +108,12 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1/videos/{id}/content", s.videoContent)
 	mux.HandleFunc("DELETE /v1/videos/{id}", s.deleteVideo)
 	mux.HandleFunc("GET /files/{name}", s.file)
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(w, r) {
+			writeJSON(w, map[string]any{"object": "list", "data": []any{
+				map[string]any{"id": "gpt-image-2", "object": "model", "created": 1776729600, "owned_by": "system"}}})
+		}
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "", "", "Invalid URL ("+r.Method+" "+r.URL.Path+")")
 	})

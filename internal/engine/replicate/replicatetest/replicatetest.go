@@ -73,6 +73,11 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1/predictions/{id}", s.handleGet)
 	mux.HandleFunc("POST /v1/predictions/{id}/cancel", s.handleCancel)
 	mux.HandleFunc("GET /files/{name}", s.handleFile)
+	mux.HandleFunc("GET /v1/account", func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(w, r) {
+			upstreamtest.WriteJSON(w, http.StatusOK, map[string]any{"type": "user", "username": "fake", "name": "Fake", "github_url": ""})
+		}
+	})
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s

@@ -1,0 +1,18 @@
+package comfyui
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gengate/gengate/internal/engine/upstream"
+)
+
+// CheckHealth asks the provider a cheap authenticated question, so that a
+// key it refuses or an address that does not answer is known at start
+// (cmd/gengate logs it and shows it in /readyz). It creates nothing.
+func (e *Engine) CheckHealth(ctx context.Context) error {
+	return e.client.Submit(ctx, upstream.Request{Method: http.MethodGet, Path: healthPath}, nil)
+}
+
+// healthPath is GET /queue: the queue (with the proxy token when one is set).
+const healthPath = "/queue"
