@@ -51,3 +51,12 @@ func TestPasswordRulesAndEmails(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckPassword measures one sign-in's password work (the same
+// for an unknown email: BurnPasswordCheck).
+func BenchmarkCheckPassword(b *testing.B) {
+	h := HashPassword("correct horse battery")
+	for b.Loop() {
+		CheckPassword(h, "correct horse battery")
+	}
+}
