@@ -15,9 +15,13 @@
 //	gengate migrate-data --from SRC --to DST
 //	gengate eval builtin [--sets DIR] [--pictures DIR]
 //	gengate bench submit [--clients 16] [--duration 5s] [--database URL]
+//	gengate generate --model M --prompt P [--image FILE|URL] [--option k=v] [--out DIR] [--async]
+//	gengate jobs get|wait|cancel JOB-ID
 //
-// Every command takes --data and --database, with GENGATE_* environment
-// fallbacks, and works while a server runs on the same database.
+// Every operator command takes --data and --database, with GENGATE_*
+// environment fallbacks, and works while a server runs on the same
+// database. generate and jobs are API clients (package client) of a running
+// server: --url and --key, or GENGATE_URL and GENGATE_KEY.
 package main
 
 import (
@@ -60,6 +64,11 @@ commands:
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
   version                             print the version
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
+
+API client commands (--url U --key K, or GENGATE_URL, GENGATE_KEY):
+  generate --model M --prompt P [--image FILE|URL] [--option k=v ...] [--out DIR] [--async]
+                                      run a generation; prints output URLs (or paths with --out)
+  jobs get|wait|cancel JOB-ID         read, wait for (with --out) or cancel a task
 run "gengate <command> --help" for its flags`
 
 // run is the whole program, so that tests can run it in-process.
@@ -70,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts") &&
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs") &&
 		!strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
@@ -138,6 +147,10 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return benchSubmit(ctx, rest, getenv, stdout, stderr)
 	case "bench bare":
 		return benchBare(ctx, rest, getenv, stdout, stderr)
+	case "generate ":
+		return generateCmd(ctx, rest, getenv, stdout, stderr)
+	case "jobs get", "jobs wait", "jobs cancel":
+		return jobsCmd(ctx, sub, rest, getenv, stdout, stderr)
 	case "migrate-data ":
 		return migrateData(ctx, rest, getenv, stdout, stderr)
 	case "help ", "-h ", "--help ":
