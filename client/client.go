@@ -114,7 +114,7 @@ type Client struct {
 	maxPoll time.Duration
 
 	modelsMu sync.Mutex
-	models     map[string]Model
+	models   map[string]Model
 }
 
 // Option configures a Client.
