@@ -57,6 +57,33 @@ var Schemas = map[string]*schematest.Schema{
 			"num_outputs:int[1..4] num_inference_steps:int[1..50] guidance:num[0..10] seed:int output_format:enum(webp|jpg|png) " +
 			"output_quality:int[0..100] disable_safety_checker:bool go_fast:bool megapixels:enum(1|0.25)",
 	},
+	"black-forest-labs/flux-schnell": {
+		Source: "https://replicate.com/black-forest-labs/flux-schnell/api (enum values and ranges as listed at cinemasetfree.com/guides/generators/black-forest-labs/flux-schnell)",
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(1:1|16:9|21:9|3:2|2:3|4:5|5:4|3:4|4:3|9:16|9:21) num_outputs:int[1..4] num_inference_steps:int[1..4] " +
+			"seed:int output_format:enum(webp|jpg|png) output_quality:int[0..100] disable_safety_checker:bool go_fast:bool megapixels:enum(1|0.25)",
+	},
+	"black-forest-labs/flux-kontext-pro": {
+		Source: "https://replicate.com/black-forest-labs/flux-kontext-pro/versions/569705b35f79b1160d51de1d0e3955626af86c77a034a16e89010dbdde5ad312/api (enums as in api.core.today/v1/models/black-forest-labs/flux-kontext-pro/llms.txt)",
+		Read:   read,
+		Fields: "prompt:str! input_image:url aspect_ratio:enum(match_input_image|1:1|16:9|9:16|4:3|3:4|3:2|2:3|4:5|5:4|21:9|9:21|2:1|1:2) " +
+			"output_format:enum(jpg|png) seed:int safety_tolerance:int[0..6] prompt_upsampling:bool",
+		Rules: []schematest.Rule{{Field: "safety_tolerance", Msg: "2 is currently the maximum allowed when input images are used",
+			Bad: func(in map[string]any) bool {
+				st, _ := in["safety_tolerance"].(float64)
+				return in["input_image"] != nil && st > 2
+			}}},
+	},
+	"google/imagen-4-ultra": {
+		Source: "https://replicate.com/google/imagen-4-ultra/versions/eb08b03f79ebc3d4b2542baacca07cc1e0729d24ed1730945555409f0ee30e1a/api (aspect ratios: Imagen 4's, as on Google's model card)",
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(1:1|9:16|16:9|3:4|4:3) output_format:enum(jpg|png) safety_filter_level:enum(block_low_and_above|block_medium_and_above|block_only_high)",
+	},
+	"google/imagen-4-fast": {
+		Source: "https://replicate.com/google/imagen-4-fast/api (fields as in docs.kkiai.com …/create-task-google-imagen-4-fast; aspect ratios: Imagen 4's)",
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(1:1|9:16|16:9|3:4|4:3) output_format:enum(jpg|png) safety_filter_level:enum(block_low_and_above|block_medium_and_above|block_only_high)",
+	},
 	"google/nano-banana": {
 		Source: "https://replicate.com/google/nano-banana/versions/f0a9d34b12ad1c1cd76269a844b218ff4e64e128ddaba93e15891f47368958a0/api (enums as in api.core.today/v1/models/google/nano-banana/llms.txt)",
 		Read:   read,
