@@ -2,6 +2,7 @@ package gengate
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -77,9 +78,24 @@ type CreateResult struct {
 }
 
 // Blobs stores files by key: fetched inputs and finished outputs.
-// internal/blob implements it on a local directory (atomic writes).
+// internal/blob implements it on a local directory (atomic writes) and on
+// S3.
 type Blobs interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
+	// Get reads a whole file (inputs, which are small); a missing one is
+	// an ENotFound error.
 	Get(ctx context.Context, key string) ([]byte, error)
+	// Open opens a file for streaming (outputs served at /files): reads
+	// and seeks cost no more than the bytes asked for, so a range or a
+	// HEAD does not read the file. A missing one is an ENotFound error.
+	// The caller closes it.
+	Open(ctx context.Context, key string) (BlobFile, error)
 	Delete(ctx context.Context, key string) error
+}
+
+// BlobFile is a stored file open for reading.
+type BlobFile interface {
+	io.ReadSeekCloser
+	Size() int64
+	ModTime() time.Time
 }

@@ -117,6 +117,40 @@ func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, err
 }
 
+// Open opens the file under key for streaming; a missing one is an
+// ENotFound error.
+func (l *Local) Open(ctx context.Context, key string) (gengate.BlobFile, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, gengate.Errorf(gengate.ENotFound, "no file")
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, gengate.Errorf(gengate.ENotFound, "no file")
+	}
+	return &localFile{File: f, info: info}, nil
+}
+
+type localFile struct {
+	*os.File
+	info fs.FileInfo
+}
+
+func (f *localFile) Size() int64        { return f.info.Size() }
+func (f *localFile) ModTime() time.Time { return f.info.ModTime() }
+
 // Delete removes the file under key; a missing one is no error.
 func (l *Local) Delete(ctx context.Context, key string) error {
 	p, err := l.path(key)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7/pkg/s3utils"
+
+	"github.com/gengate/gengate"
 )
 
 // Store is what both stores do: gengate.Blobs plus the List that the purge
@@ -19,6 +21,7 @@ import (
 type Store interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
 	Get(ctx context.Context, key string) ([]byte, error)
+	Open(ctx context.Context, key string) (gengate.BlobFile, error)
 	Delete(ctx context.Context, key string) error
 	List(ctx context.Context, prefix string, before time.Time) ([]string, error)
 }

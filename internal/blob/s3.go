@@ -168,6 +168,39 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
+// Open opens the object under key for streaming: reads after a seek are
+// ranged GETs from the offset, so a range or a HEAD of /files costs no
+// more than the bytes asked for. A missing object is an ENotFound error.
+func (s *S3) Open(ctx context.Context, key string) (gengate.BlobFile, error) {
+	name, err := s.object(key)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, name, minio.GetObjectOptions{})
+	var info minio.ObjectInfo
+	if err == nil {
+		info, err = obj.Stat()
+		if err != nil {
+			obj.Close()
+		}
+	}
+	if isNotFound(err) {
+		return nil, gengate.Errorf(gengate.ENotFound, "no file")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob: open %s: %w", key, describe(err))
+	}
+	return &s3File{Object: obj, info: info}, nil
+}
+
+type s3File struct {
+	*minio.Object
+	info minio.ObjectInfo
+}
+
+func (f *s3File) Size() int64        { return f.info.Size }
+func (f *s3File) ModTime() time.Time { return f.info.LastModified }
+
 func isNotFound(err error) bool {
 	r := minio.ToErrorResponse(err)
 	return r.Code == minio.NoSuchKey || (r.StatusCode == http.StatusNotFound && r.Code != minio.NoSuchBucket)

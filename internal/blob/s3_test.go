@@ -90,6 +90,38 @@ var contract = []struct {
 			t.Fatalf("Get = %d bytes, %v; want the %d put", len(got), err, len(data))
 		}
 	}},
+	{"OpenSeeksAndSizes", func(t *testing.T, s blob.Store) {
+		ctx := context.Background()
+		data := make([]byte, 1<<20)
+		rand.NewChaCha8([32]byte{2}).Read(data)
+		must(t, s.Put(ctx, "outputs/task/1.png", data, "image/png"))
+		f, err := s.Open(ctx, "outputs/task/1.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if f.Size() != int64(len(data)) || f.ModTime().IsZero() || time.Since(f.ModTime()) > time.Hour {
+			t.Fatalf("Size %d, ModTime %v; want %d and about now", f.Size(), f.ModTime(), len(data))
+		}
+		for _, off := range []int64{700000, 0, int64(len(data)) - 5} {
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 5)
+			if _, err := io.ReadFull(f, buf); err != nil || !bytes.Equal(buf, data[off:off+5]) {
+				t.Fatalf("read at %d: %v", off, err)
+			}
+		}
+		if end, err := f.Seek(0, io.SeekEnd); err != nil || end != int64(len(data)) {
+			t.Fatalf("Seek to end = %d, %v", end, err)
+		}
+		if _, err := s.Open(ctx, "outputs/none/0.png"); gengate.ErrorCode(err) != gengate.ENotFound {
+			t.Fatalf("Open of a missing key: %v, want NOT_FOUND", err)
+		}
+		if _, err := s.Open(ctx, "../x"); err == nil || gengate.ErrorCode(err) == gengate.ENotFound {
+			t.Fatalf("Open of a bad key: %v, want a bad-key error", err)
+		}
+	}},
 	{"Overwrite", func(t *testing.T, s blob.Store) {
 		ctx := context.Background()
 		must(t, s.Put(ctx, "k/v", []byte("a longer first value"), "text/plain"))

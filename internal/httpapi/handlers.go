@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -299,27 +298,4 @@ func nonNil(f []gengate.Field) []gengate.Field {
 		return []gengate.Field{}
 	}
 	return f
-}
-
-// handleFile serves an output file by its unguessable token.
-func (a *api) handleFile() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ext, _ := strings.Cut(r.PathValue("name"), ".")
-		c, err := a.svc.FindFile(r.Context(), token)
-		if err == nil && c.Ext != ext {
-			err = gengate.Errorf(gengate.ENotFound, "no file")
-		}
-		var data []byte
-		if err == nil {
-			data, err = a.svc.Blobs.Get(r.Context(), c.Key)
-		}
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		w.Header().Set("Content-Type", c.ContentType)
-		w.Header().Set("Cache-Control", "private, max-age=31536000, immutable")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		http.ServeContent(w, r, "", c.CreatedAt, bytes.NewReader(data))
-	})
 }

@@ -47,7 +47,8 @@ type stackOpts struct {
 	accounts      httpapi.AccountsConfig // the account area's settings
 	logTo         io.Writer              // where the stack logs (text), besides GENGATE_TEST_LOG
 	publicURL     string
-	db            *sqlstore.DB // an open database to use (shared with another stack, as another process would)
+	db            *sqlstore.DB  // an open database to use (shared with another stack, as another process would)
+	blobs         gengate.Blobs // default: a Local store in a temporary directory
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -74,9 +75,13 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		store = sqltest.Open(t, o.dialect)
 	}
 	files := filepath.Join(t.TempDir(), "files")
-	blobs, err := blob.NewLocal(files)
-	if err != nil {
-		t.Fatal(err)
+	var blobs gengate.Blobs = o.blobs
+	if blobs == nil {
+		local, err := blob.NewLocal(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs = local
 	}
 	catalog, err := gengate.DefaultCatalog()
 	if err != nil {
