@@ -35,6 +35,12 @@ type Config struct {
 	// ShutdownGrace is how long in-flight requests and task steps may run
 	// on after SIGTERM before they are cut short and handed back.
 	ShutdownGrace time.Duration
+	// HTTP server limits (docs/deploy.md, docs/security.md).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	MaxConns          int
 	// Storage is where outputs go: a directory (default <data>/files) or
 	// s3://bucket[/prefix]?endpoint=host:port (see docs/deploy.md).
 	Storage string
@@ -70,6 +76,12 @@ func (c *Config) Validate() error {
 		return errors.New("--rate-limit and --rate-burst must be ≥ 0")
 	case c.UploadRetention < time.Minute:
 		return errors.New("--upload-retention must be ≥ 1m")
+	case c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.IdleTimeout <= 0:
+		return errors.New("--read-header-timeout, --read-timeout and --idle-timeout must be > 0")
+	case c.MaxHeaderBytes < 4096:
+		return errors.New("--max-header-bytes must be ≥ 4096")
+	case c.MaxConns < 1:
+		return errors.New("--max-conns must be ≥ 1")
 	case c.MaxBody < 1024:
 		return errors.New("--max-body must be ≥ 1024")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
@@ -178,6 +190,11 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
 		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
+		f.dur(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "longest a client may take to send a request's headers"),
+		f.dur(&c.ReadTimeout, "read-timeout", 60*time.Second, "longest a client may take to send a whole request, headers and body (a slow or endless body is cut off); waits for results are not reads"),
+		f.dur(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection stays open"),
+		f.integer(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
+		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
 	"github.com/gengate/gengate/internal/console"
@@ -131,6 +133,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	if err != nil {
 		return err
 	}
+	ln = netutil.LimitListener(ln, cfg.MaxConns)
 	if firstLink != nil {
 		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
@@ -147,7 +150,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		Console:   console.New(console.Config{PublicURL: cfg.PublicURL}),
 		Accounts:  cfg.Accounts.httpConfig(probe),
 	}, log)
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(cfg, handler)
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
