@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -413,7 +414,13 @@ func TestConsoleBrowser(t *testing.T) {
 	if !strings.Contains(text, "welcome bonus") || !strings.Contains(text, "refund") {
 		t.Errorf("ledger lacks the grant's note or the refund:\n%s", text)
 	}
-	b.signOut()
+	// The session ends behind the page's back (the cookie is gone): the
+	// next call is 401 and the page goes to the sign-in form.
+	if _, err := chromedp.Call(b.ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: "gengate_session", URL: base + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	evalIn[chromedp.Void](b, `location.hash = '#/keys'`) // in the page: no reload
+	b.do("back to sign-in", chromedp.WaitVisible(chromedp.CSS("#signin-form")))
 	b.noErrors()
 
 	// Open sign-up: the sign-in page offers it; the new account has the

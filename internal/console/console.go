@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"html"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -82,6 +83,11 @@ func New(cfg Config) *Console {
 		}
 		if strings.HasPrefix(typ, "text/") || strings.Contains(typ, "javascript") {
 			data = bytes.ReplaceAll(data, []byte("__V__"), []byte(c.version))
+		}
+		if name == "index.html" {
+			// The page shows images and videos from its own origin and
+			// the output files' one, as the CSP allows, and links to others.
+			data = bytes.ReplaceAll(data, []byte("__FILES__"), []byte(html.EscapeString(origin(cfg.PublicURL))))
 		}
 		sum := sha256.Sum256(data)
 		c.files[name] = asset{body: data, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, typ: typ}

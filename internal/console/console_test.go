@@ -69,6 +69,21 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestFilesOrigin: the page learns the output files' origin, which it may
+// show media from (the CSP's img-src and media-src).
+func TestFilesOrigin(t *testing.T) {
+	for _, tc := range []struct{ publicURL, want string }{
+		{"https://files.example.com/base", `content="https://files.example.com"`},
+		{"", `content=""`},
+		{"not a url", `content=""`},
+	} {
+		body, _ := io.ReadAll(get(t, New(Config{PublicURL: tc.publicURL}), "/", nil).Body)
+		if !strings.Contains(string(body), `<meta name="gengate-files-origin" `+tc.want+`>`) {
+			t.Errorf("public URL %q: page lacks %s", tc.publicURL, tc.want)
+		}
+	}
+}
+
 // TestVersioned: every asset the page and the modules load carries the
 // version, so a cached copy is never one of another build; and an ETag
 // revalidation answers 304.

@@ -143,6 +143,20 @@ export async function busy(button, f, label) {
   }
 }
 
+// shownHere reports whether the page may show url as an image or video:
+// its own origin, the output files' origin, or a data:/blob: URL. Anything
+// else would be refused by the page's Content-Security-Policy (and would
+// tell a stranger's server who looks), so it is shown as a link.
+export function shownHere(url) {
+  const u = String(url);
+  if (/^(data|blob):/.test(u)) return true;
+  let parsed;
+  try { parsed = new URL(u, location.href); } catch { return false; }
+  const meta = document.querySelector('meta[name="gengate-files-origin"]');
+  const files = meta ? meta.getAttribute('content') : '';
+  return parsed.origin === location.origin || (!!files && parsed.origin === files);
+}
+
 export function media(url, type, alt) {
   if (type === 'video' || /\.(mp4|webm|mov)(\?|$)/i.test(url)) {
     return h('video', { src: url, controls: true, preload: 'metadata', playsinline: true, class: 'media' });

@@ -84,7 +84,8 @@ export async function playgroundPage(main, rest, _q, seq) {
   };
   const requote = () => { clearTimeout(quoteTimer); quoteTimer = setTimeout(quote, 250); };
   form.addEventListener('change', requote);
-  form.addEventListener('input', requote);
+  // Typing a prompt never changes the price: only the options' fields requote.
+  form.addEventListener('input', (ev) => { if (ev.target.tagName !== 'TEXTAREA') requote(); });
 
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

@@ -1,7 +1,7 @@
 // views.js: pieces of pages that show tasks, shared by the holder's and the
 // operator's pages.
 import { modelByID } from './api.js?v=__V__';
-import { h, fmtDate, fmtNum, badge, placeholderTag, media, outputsOf, shortID } from './dom.js?v=__V__';
+import { h, fmtDate, fmtNum, badge, placeholderTag, media, outputsOf, shortID, shownHere } from './dom.js?v=__V__';
 
 export const taskHeads = ['Task', 'Created', 'Model', 'Type', 'Status', '#Cost'];
 
@@ -45,7 +45,9 @@ export function inputsView(inputs) {
     u = String(u);
     const name = k.replace(/^inputs\./, '');
     let shown;
-    if (/^(https?:\/\/|\/files\/)/.test(u) || (u.startsWith('data:') && u.includes(','))) {
+    if (/^https?:\/\//.test(u) && !shownHere(u)) {
+      shown = h('a', { href: u, target: '_blank', rel: 'noopener noreferrer', class: 'upload-note' }, 'External file: ' + new URL(u).host);
+    } else if (/^(https?:\/\/|\/files\/)/.test(u) || (u.startsWith('data:') && u.includes(','))) {
       shown = h('a', { href: u, target: '_blank', rel: 'noopener' }, media(u, /video/i.test(k) || /^data:video/.test(u) ? 'video' : 'image', 'input ' + name));
     } else {
       const m = /^data:([^;]*);(\d+) bytes$/.exec(u);
