@@ -45,6 +45,16 @@ type Validator interface {
 	Validate(job Job) error
 }
 
+// Admitter is an optional Engine ability: an engine whose own capacity is
+// bounded (CPU work in this process) refuses a new task, after its inputs
+// are checked and before any charge, with an *Error of code OVERLOADED
+// when it is full. Forget gives back the place of a task that was then not
+// created; the engine ends an admission itself when the job finishes.
+type Admitter interface {
+	Admit(job Job) error
+	Forget(taskID string)
+}
+
 // IdempotentSubmitter is an optional Engine ability: Submit may be called
 // again for a task whose earlier submit has an unknown outcome, because the
 // upstream takes gengate's task id and a repeated Submit attaches to the

@@ -23,6 +23,10 @@ const (
 	EFailed            = "GENERATION_FAILED"
 	EInternal          = "INTERNAL"
 	EConflict          = "CONFLICT"
+	// EOverloaded refuses a request, before anything is charged, when the
+	// work this process may have in flight (input decoding, CPU engine
+	// jobs) is all taken: 503 with Retry-After.
+	EOverloaded = "OVERLOADED"
 )
 
 // Field codes describe one bad field inside an INVALID_REQUEST or
@@ -39,6 +43,10 @@ const (
 	InputTooLarge     = "INPUT_TOO_LARGE"
 	InputNotSupported = "INPUT_UNSUPPORTED_TYPE"
 	InputUndecodable  = "INPUT_UNDECODABLE"
+	// InputDecodeTooLarge: an image whose header says it would take more
+	// memory to decode than one input may (bit depth and progressive JPEG
+	// count, not only pixels).
+	InputDecodeTooLarge = "INPUT_DECODE_TOO_LARGE"
 )
 
 // Error is an error a client may see. Message is safe to show; anything that

@@ -151,7 +151,7 @@ func (s *Service) Upload(ctx context.Context, key *APIKey, r io.Reader) (*Upload
 // uploadError turns an input check's error into the upload's refusal.
 func uploadError(err error) error {
 	var e *Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) || e.Code == EOverloaded {
 		return err
 	}
 	code := EInvalid

@@ -188,9 +188,20 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 	if err := s.storeInputs(ctx, t, req); err != nil {
 		return nil, err
 	}
+	adm, _ := s.Engines[t.Route.Engine].(Admitter)
+	if adm != nil && t.Status == StatusQueued {
+		job := s.baseJob(t)
+		if err := adm.Admit(job); err != nil {
+			s.deleteInputs(ctx, t)
+			return nil, err
+		}
+	}
 	res, err := s.Store.CreateTask(ctx, t)
 	if err != nil || res.Existing {
 		s.deleteInputs(ctx, t)
+		if adm != nil && (res.Task == nil || res.Existing) {
+			adm.Forget(t.ID)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -251,7 +262,7 @@ func (s *Service) storeInputs(ctx context.Context, t *Task, req *Request) error 
 		in, err := s.fetchInput(ctx, t.AccountID, req.InputURLs[name], InputKind(f.Kind))
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) {
+			if !errors.As(err, &e) || e.Code == EOverloaded {
 				return err
 			}
 			bad = append(bad, FieldError{Field: name, Code: e.Code, Message: e.Message})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/builtin"
+	"github.com/gengate/gengate/internal/fetch"
 )
 
 // Config is every setting of gengate serve. Each flag falls back to an
@@ -30,6 +32,12 @@ type Config struct {
 	MaxBody      int64
 	RateLimit    float64
 	RateBurst    int
+	// MaxInputMemory and MaxDecodeMemory are the input decode budgets
+	// (fetch.Config): per image, and for all inputs in flight.
+	MaxInputMemory  int64
+	MaxDecodeMemory int64
+	// MaxCPUJobs caps the builtin engine's jobs in flight per process.
+	MaxCPUJobs int
 	// ConfigFile is the --config YAML file of providers and routes.
 	ConfigFile string
 	// ShutdownGrace is how long in-flight requests and task steps may run
@@ -82,6 +90,10 @@ func (c *Config) Validate() error {
 		return errors.New("--max-header-bytes must be ≥ 4096")
 	case c.MaxConns < 1:
 		return errors.New("--max-conns must be ≥ 1")
+	case c.MaxInputMemory < 1<<20 || c.MaxDecodeMemory < 1<<20:
+		return errors.New("--max-input-memory and --max-decode-memory must be ≥ 1 MiB")
+	case c.MaxCPUJobs < 1:
+		return errors.New("--max-cpu-jobs must be ≥ 1")
 	case c.MaxBody < 1024:
 		return errors.New("--max-body must be ≥ 1024")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
@@ -179,7 +191,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.Prices, "prices", "", `JSON file of price overrides: {"prices": {"flux": 5}}`)
 	f.str(&c.ConfigFile, "config", "", "YAML file of upstream providers and routes (docs/providers.md)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
-	var maxBody int
+	var maxBody, maxInputMemory, maxDecodeMemory int
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
@@ -195,6 +207,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection stays open"),
 		f.integer(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
 		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
+		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
+		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
+		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 	}
@@ -209,6 +224,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		return nil, fmt.Errorf("unexpected argument %q", f.Arg(0))
 	}
 	c.MaxBody = int64(maxBody)
+	c.MaxInputMemory, c.MaxDecodeMemory = int64(maxInputMemory), int64(maxDecodeMemory)
 	if err := c.Accounts.validate(); err != nil {
 		return nil, err
 	}

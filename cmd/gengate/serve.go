@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
 	"github.com/gengate/gengate/internal/console"
+	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 	"github.com/gengate/gengate/internal/sqlstore"
@@ -52,6 +54,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if b, ok := engs.All["builtin"].(*builtin.Engine); ok {
+		// The CPU cap admits jobs where they run: an API-only process
+		// (its workers elsewhere) would never see its admissions end.
+		max := cfg.MaxCPUJobs
+		if cfg.Role == "api" {
+			max = math.MaxInt32
+		}
+		b.SetMaxJobs(max)
+	}
 	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data)
 	if err != nil {
 		return err
@@ -75,14 +86,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Routes:              engs.Routes,
 		ProvidersConfigured: len(engs.Providers) > 0,
 		Blobs:               blobs,
-		Fetcher:             fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate}),
-		Events:              events,
-		Log:                 log,
-		SyncWait:            cfg.SyncWait,
-		ReviewTerms:         splitTerms(cfg.ReviewTerms),
-		Owner:               fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
-		Lease:               cfg.TaskLease,
-		UploadRetention:     cfg.UploadRetention,
+		Fetcher: fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate,
+			MaxInputMemory: cfg.MaxInputMemory, MaxDecodeMemory: cfg.MaxDecodeMemory}),
+		Events:          events,
+		Log:             log,
+		SyncWait:        cfg.SyncWait,
+		ReviewTerms:     splitTerms(cfg.ReviewTerms),
+		Owner:           fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
+		Lease:           cfg.TaskLease,
+		UploadRetention: cfg.UploadRetention,
 	}
 	var firstLink func(base string) // prints the first-start member's set-up link
 	if cfg.Role != "worker" {       // the key is for someone calling the API

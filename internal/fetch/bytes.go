@@ -1,6 +1,10 @@
 package fetch
 
-import "github.com/gengate/gengate"
+import (
+	"context"
+
+	"github.com/gengate/gengate"
+)
 
 var _ gengate.InputChecker = (*Fetcher)(nil)
 
@@ -18,7 +22,8 @@ func (f *Fetcher) Check(data []byte, kind gengate.InputKind) (gengate.Input, err
 	if kind == gengate.KindVideo {
 		return checkVideo(data)
 	}
-	return checkImage(data, f.cfg.MaxPixels)
+	// The file is in memory already: only its decoding is reserved.
+	return f.checkImage(context.Background(), data, int64(len(data)))
 }
 
 // MaxBytes is the largest input of the kind, in bytes; 0 for a kind that

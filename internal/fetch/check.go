@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"image"
 	"image/gif"
@@ -71,9 +72,13 @@ func stillImageBrand(brand string) bool {
 	return false
 }
 
-// checkImage sniffs data as an image, checks its pixel count from the
-// header alone and then decodes it once to prove it whole.
-func checkImage(data []byte, maxPixels int64) (gengate.Input, error) {
+// checkImage sniffs data as an image, checks its pixel count and what it
+// costs to decode (decodeCost) from the header alone, and then, with that
+// much of the decode memory reserved, decodes it once to prove it whole.
+// The caller holds held bytes of the decode memory for this input already
+// (its file's size limit while it was fetched): only what the file and its
+// decoding need beyond them is taken.
+func (fe *Fetcher) checkImage(ctx context.Context, data []byte, held int64) (gengate.Input, error) {
 	f, ok := sniffImage(data)
 	if !ok {
 		return gengate.Input{}, gengate.Errorf(gengate.InputNotSupported,
@@ -88,10 +93,21 @@ func checkImage(data []byte, maxPixels int64) (gengate.Input, error) {
 		return gengate.Input{}, gengate.Errorf(gengate.InputUndecodable,
 			"input image has no pixels (%dx%d)", cfg.Width, cfg.Height)
 	}
-	if int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+	if maxPixels := fe.cfg.MaxPixels; int64(cfg.Width)*int64(cfg.Height) > maxPixels {
 		return gengate.Input{}, gengate.Errorf(gengate.InputTooLarge,
 			"input image is %dx%d, more than the %d pixels allowed", cfg.Width, cfg.Height, maxPixels)
 	}
+	cost := decodeCost(data, f, cfg)
+	if cost > fe.cfg.MaxInputMemory {
+		return gengate.Input{}, gengate.Errorf(gengate.InputDecodeTooLarge,
+			"input image (%dx%d) would take %d MB to decode, more than the %d MB allowed per input; send it smaller, in 8 bits per channel, or not progressive",
+			cfg.Width, cfg.Height, cost>>20, fe.cfg.MaxInputMemory>>20)
+	}
+	release, err := fe.reserve(ctx, int64(len(data))+cost-held)
+	if err != nil {
+		return gengate.Input{}, err
+	}
+	defer release()
 	if _, err := f.decode(bytes.NewReader(data)); err != nil {
 		return gengate.Input{}, gengate.Errorf(gengate.InputUndecodable,
 			"input image is truncated or corrupt")

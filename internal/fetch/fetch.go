@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/gengate/gengate"
 )
 
@@ -27,6 +29,15 @@ type Config struct {
 	MaxPixels int64
 	// MaxVideoBytes is the largest video accepted, in bytes. Default 100 MB.
 	MaxVideoBytes int64
+	// MaxInputMemory is the most one image may cost to decode, in bytes,
+	// estimated from its header (see decodeCost). Default 256 MiB.
+	MaxInputMemory int64
+	// MaxDecodeMemory bounds the inputs in flight: the size limit of each
+	// file being fetched and the decode cost of each image being checked
+	// count against it, and a fetch or check that would go over it is
+	// refused at once with OVERLOADED. Default 1 GiB; it is raised to what
+	// the largest single input needs.
+	MaxDecodeMemory int64
 	// Timeout bounds a whole fetch: connecting, redirects and reading the
 	// body. Default 30 s.
 	Timeout time.Duration
@@ -56,6 +67,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("fetch: MaxPixels must not be negative, got %d", c.MaxPixels)
 	case c.MaxVideoBytes < 0:
 		return fmt.Errorf("fetch: MaxVideoBytes must not be negative, got %d", c.MaxVideoBytes)
+	case c.MaxInputMemory < 0:
+		return fmt.Errorf("fetch: MaxInputMemory must not be negative, got %d", c.MaxInputMemory)
+	case c.MaxDecodeMemory < 0:
+		return fmt.Errorf("fetch: MaxDecodeMemory must not be negative, got %d", c.MaxDecodeMemory)
 	case c.Timeout < 0:
 		return fmt.Errorf("fetch: Timeout must not be negative, got %s", c.Timeout)
 	}
@@ -74,6 +89,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxVideoBytes <= 0 {
 		c.MaxVideoBytes = DefaultMaxVideoBytes
 	}
+	if c.MaxInputMemory <= 0 {
+		c.MaxInputMemory = DefaultMaxInputMemory
+	}
+	if c.MaxDecodeMemory <= 0 {
+		c.MaxDecodeMemory = DefaultMaxDecodeMemory
+	}
+	// One input of each kind at its limit must fit on its own.
+	c.MaxDecodeMemory = max(c.MaxDecodeMemory, c.MaxVideoBytes, c.MaxBytes+c.MaxInputMemory)
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -90,6 +113,9 @@ func (c Config) withDefaults() Config {
 type Fetcher struct {
 	cfg    Config
 	client *http.Client
+	// sem holds the decode memory (Config.MaxDecodeMemory) that fetches
+	// and checks in flight have taken.
+	sem *semaphore.Weighted
 }
 
 var _ gengate.Fetcher = (*Fetcher)(nil)
@@ -129,7 +155,7 @@ func newFetcher(cfg Config, allow func(netip.AddrPort) bool, resolver *net.Resol
 		MaxIdleConns:       64,
 		IdleConnTimeout:    90 * time.Second,
 	}
-	f := &Fetcher{cfg: cfg}
+	f := &Fetcher{cfg: cfg, sem: semaphore.NewWeighted(cfg.MaxDecodeMemory)}
 	f.client = &http.Client{Transport: transport, CheckRedirect: f.checkRedirect}
 	return f
 }
@@ -149,8 +175,14 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, kind gengate.InputKi
 	default:
 		return gengate.Input{}, gengate.Errorf(gengate.InputNotSupported, "inputs of kind %q are not fetched", kind)
 	}
+	// The file being read counts against the decode memory at its limit
+	// until it is checked.
+	release, err := f.reserve(ctx, limit)
+	if err != nil {
+		return gengate.Input{}, err
+	}
+	defer release()
 	var data []byte
-	var err error
 	if len(rawURL) >= len("data:") && strings.EqualFold(rawURL[:len("data:")], "data:") {
 		data, err = decodeDataURL(rawURL, limit)
 	} else {
@@ -162,7 +194,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, kind gengate.InputKi
 	if kind == gengate.KindVideo {
 		return checkVideo(data)
 	}
-	return checkImage(data, f.cfg.MaxPixels)
+	return f.checkImage(ctx, data, limit)
 }
 
 // get fetches an http or https URL, reading at most limit bytes.

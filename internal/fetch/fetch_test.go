@@ -418,11 +418,15 @@ func TestConfigDefaults(t *testing.T) {
 		Timeout:       30 * time.Second,
 		MaxRedirects:  5,
 		UserAgent:     "gengate/1",
+		// The decode budgets.
+		MaxInputMemory:  256 << 20,
+		MaxDecodeMemory: 1 << 30,
 	}
 	if got != want {
 		t.Errorf("defaults = %+v, want %+v", got, want)
 	}
-	set := Config{AllowPrivate: true, MaxBytes: 1, MaxPixels: 2, MaxVideoBytes: 3, Timeout: 4, MaxRedirects: -1, UserAgent: "x"}
+	set := Config{AllowPrivate: true, MaxBytes: 1, MaxPixels: 2, MaxVideoBytes: 3, Timeout: 4, MaxRedirects: -1, UserAgent: "x",
+		MaxInputMemory: 5, MaxDecodeMemory: 6}
 	if got := set.withDefaults(); got != set {
 		t.Errorf("withDefaults changed set fields: %+v, want %+v", got, set)
 	}

@@ -2,6 +2,9 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"sync"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/fetch"
 )
 
 // memUse is what a piece of work cost the test process's memory.
@@ -113,4 +117,127 @@ func TestHugeUnknownBody(t *testing.T) {
 	if got := s.balance(acct); got != 100 {
 		t.Errorf("balance %d, want 100", got)
 	}
+}
+
+// TestDecodeMemoryOverloaded: inputs in flight are bounded by the decode
+// memory. With room for two fetches, two requests whose input server
+// holds them take it all; more requests meanwhile are refused at once with
+// 503 OVERLOADED and Retry-After, storing and charging nothing; once the
+// two finish, requests go through again.
+func TestDecodeMemoryOverloaded(t *testing.T) {
+	t.Parallel()
+	png := testPNG(t, 64, 64)
+	var mu sync.Mutex
+	held := 0
+	release := make(chan struct{})
+	img := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow.png" {
+			mu.Lock()
+			held++
+			mu.Unlock()
+			<-release
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(png)
+	}))
+	t.Cleanup(img.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	// Each image fetch reserves its 1 MB size limit: two fit in 2 MB.
+	s := newStack(t, stackOpts{allowPrivate: true, syncWait: time.Millisecond,
+		fetch: fetch.Config{MaxBytes: 1 << 20, MaxVideoBytes: 1 << 20, MaxInputMemory: 1 << 20, MaxDecodeMemory: 2 << 20}})
+	acct, key := s.account(1000)
+	body := func(path string) map[string]any {
+		return map[string]any{"type": "image", "modelId": "nano-banana", "prompt": "night", "imageUrl": img.URL + path}
+	}
+	slow := make(chan response, 2)
+	for range 2 {
+		go func() { slow <- s.generate(key, body("/slow.png"), async) }()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		n := held
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the input server saw %d requests, want 2", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range 3 {
+		r := s.generate(key, body("/fast.png"), async)
+		wantProblem(t, r, 503, gengate.EOverloaded)
+		if r.Header.Get("Retry-After") == "" {
+			t.Error("503 OVERLOADED without Retry-After")
+		}
+	}
+	if n := s.taskCount(); n != 0 {
+		t.Errorf("%d tasks stored while overloaded", n)
+	}
+	if got := s.balance(acct); got != 1000 {
+		t.Errorf("balance %d after refusals, want 1000", got)
+	}
+	close(release)
+	for range 2 {
+		wantAccepted(t, <-slow)
+	}
+	wantAccepted(t, s.generate(key, body("/fast.png"), async))
+}
+
+// TestCPUJobsOverloaded: builtin (CPU) jobs in flight are capped per
+// process. With --max-cpu-jobs 1 and no worker to run it, one remove-bg
+// task holds the place: the next requests for CPU work are refused with
+// 503 OVERLOADED and Retry-After before anything is stored or charged,
+// while models on other engines are not held back. Once the job has run,
+// CPU work is admitted again.
+func TestCPUJobsOverloaded(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{noWorkers: true, builtinJobs: 1})
+	acct, key := s.account(1000)
+	before := s.balance(acct)
+	removeBG := map[string]any{"type": "image", "modelId": "remove-bg", "imageUrl": dataURL("image/png", testPNG(t, 48, 48))}
+	first := wantAccepted(t, s.generate(key, removeBG, async))
+	for range 3 {
+		r := s.generate(key, removeBG, async)
+		wantProblem(t, r, 503, gengate.EOverloaded)
+		if r.Header.Get("Retry-After") == "" {
+			t.Error("503 OVERLOADED without Retry-After")
+		}
+	}
+	if n := s.taskCount(); n != 1 {
+		t.Errorf("%d tasks stored, want 1", n)
+	}
+	after := s.balance(acct)
+	wantAccepted(t, s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, async))
+	if after != before-costOf(t, s, first) {
+		t.Errorf("balance %d, want %d less the first task's cost", after, before)
+	}
+	for { // run every queued step, the remove-bg job among them
+		did, err := s.svc.RunNext(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !did {
+			break
+		}
+	}
+	wantAccepted(t, s.generate(key, removeBG, async))
+}
+
+// costOf is a task's cost as stored.
+func costOf(t *testing.T, s *stack, id string) int {
+	t.Helper()
+	task, err := s.store.FindTask(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task.Cost
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/gengate/gengate"
 )
@@ -24,6 +25,7 @@ var statusOf = map[string]int{
 	gengate.EUnsupportedMedia:  http.StatusUnsupportedMediaType,
 	gengate.EKeyReused:         http.StatusUnprocessableEntity,
 	gengate.ERateLimited:       http.StatusTooManyRequests,
+	gengate.EOverloaded:        http.StatusServiceUnavailable,
 	gengate.EFailed:            http.StatusInternalServerError,
 	gengate.EInternal:          http.StatusInternalServerError,
 	// The account area's.
@@ -49,8 +51,16 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
+	if e.Code == gengate.EOverloaded && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(overloadedRetryAfter))
+	}
 	writeProblem(w, r, status, e)
 }
+
+// overloadedRetryAfter is the Retry-After, in seconds, of a 503 OVERLOADED:
+// the work in flight it waits for (an input being checked, an image
+// operation) takes seconds.
+const overloadedRetryAfter = 2
 
 // writeProblem answers with e as a problem body, encoded once: the RFC 9457
 // members and the error's extension members in one map.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
+	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/engine/sandbox"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
@@ -49,6 +50,8 @@ type stackOpts struct {
 	publicURL     string
 	db            *sqlstore.DB  // an open database to use (shared with another stack, as another process would)
 	blobs         gengate.Blobs // default: a Local store in a temporary directory
+	fetch         fetch.Config  // the fetcher's other limits
+	builtinJobs   int           // above 0: the builtin engine too, with this --max-cpu-jobs
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -98,9 +101,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	svc := &gengate.Service{
 		Store:       store,
 		Catalog:     catalog,
-		Engines:     map[string]gengate.Engine{"sandbox": sandbox.New(o.sandboxDelay)},
+		Engines:     engines(o),
 		Blobs:       blobs,
-		Fetcher:     fetch.New(fetch.Config{AllowPrivate: o.allowPrivate, MaxBytes: o.maxInputBytes}),
+		Fetcher:     fetch.New(fetchConfig(o)),
 		Events:      events,
 		Log:         log,
 		SyncWait:    o.syncWait,
@@ -121,6 +124,25 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		t.Cleanup(func() { cancel(); <-done })
 	}
 	return &stack{t: t, URL: srv.URL, store: store, svc: svc, files: files}
+}
+
+func engines(o stackOpts) map[string]gengate.Engine {
+	m := map[string]gengate.Engine{"sandbox": sandbox.New(o.sandboxDelay)}
+	if o.builtinJobs > 0 {
+		b := builtin.New()
+		b.SetMaxJobs(o.builtinJobs)
+		m["builtin"] = b
+	}
+	return m
+}
+
+func fetchConfig(o stackOpts) fetch.Config {
+	c := o.fetch
+	c.AllowPrivate = c.AllowPrivate || o.allowPrivate
+	if o.maxInputBytes != 0 {
+		c.MaxBytes = o.maxInputBytes
+	}
+	return c
 }
 
 // account creates an account with credits and returns its id and API key.

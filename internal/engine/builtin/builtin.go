@@ -47,16 +47,18 @@ type op struct {
 // an operation twice costs CPU, nothing else.
 type Engine struct {
 	ops map[string]op
+	adm *admission
 }
 
 var _ interface {
 	gengate.Engine
 	gengate.Validator
+	gengate.Admitter
 } = (*Engine)(nil)
 
 // New returns the engine.
 func New() *Engine {
-	return &Engine{ops: map[string]op{
+	return &Engine{adm: newAdmission(0), ops: map[string]op{
 		"image-upscaler": {inputs: []string{"imageUrl"}, formats: []string{"png", "jpeg", "webp"}, run: runUpscale},
 		"object-remover": {inputs: []string{"image", "mask"}, formats: []string{"png", "jpeg", "webp"}, run: runInpaint},
 		// remove-bg writes formats with transparency only.
@@ -146,8 +148,13 @@ func scale(job gengate.Job) int {
 	return 2
 }
 
-// Submit runs the operation and returns its output at once.
+// Submit runs the operation and returns its output at once, when one of
+// the engine's running slots is free (see SetMaxJobs).
 func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
+	return e.adm.run(ctx, job.TaskID, func() (gengate.Progress, error) { return e.submit(ctx, job) })
+}
+
+func (e *Engine) submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
 	o, name, err := e.op(job)
 	if err != nil {
 		return gengate.Progress{}, err
