@@ -470,6 +470,23 @@ func (s *Service) RunNext(ctx context.Context) (bool, error) {
 	return true, s.Step(ctx, t)
 }
 
+// ClaimDue claims up to limit due tasks for this process's workers, who
+// then run one step of each with Step.
+func (s *Service) ClaimDue(ctx context.Context, limit int) ([]*Task, error) {
+	return s.Store.ClaimTasks(ctx, s.Owner, s.now(), s.lease(), limit)
+}
+
+// NextDue returns how long until the next task step is due (zero or less:
+// one is due now), or false when no active task waits. It only reads.
+func (s *Service) NextDue(ctx context.Context) (time.Duration, bool, error) {
+	now := s.now()
+	at, ok, err := s.Store.NextDue(ctx, now)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	return at.Sub(now), true, nil
+}
+
 // Step runs one step of a task this process has claimed: submit it to its
 // engine, check on upstream work, or, for a task a crash left in
 // submitting, decide whether it may be submitted again.

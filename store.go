@@ -43,6 +43,13 @@ type Store interface {
 	// not), counts the attempt, sets a fresh LeaseToken (starting with
 	// owner) and returns it; nil when there is none.
 	ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*Task, error)
+	// ClaimTasks leases up to limit due tasks whose leases have run out, in
+	// one statement, as ClaimTask does one; earliest due first.
+	ClaimTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Task, error)
+	// NextDue returns when the earliest active task whose lease has run
+	// out is due (false when there is none). It only reads: idle workers
+	// ask it rather than try a claim.
+	NextDue(ctx context.Context, now time.Time) (time.Time, bool, error)
 	// ExtendLease moves the end of the lease the claim with token holds on
 	// the active task to until; EConflict when the claim no longer holds.
 	ExtendLease(ctx context.Context, id, token string, until time.Time) error

@@ -34,7 +34,7 @@ func TestMethodNotAllowed(t *testing.T) {
 func TestInternalErrorsDoNotLeak(t *testing.T) {
 	s := newStack(t, stackOpts{noWorkers: true})
 	_, key := s.account(10)
-	if err := s.store.SQL().Close(); err != nil {
+	if err := s.store.Close(); err != nil { // the writer and the read pool
 		t.Fatal(err)
 	}
 	r := s.do(call{Method: "GET", Path: "/api/v1/models", Key: key})

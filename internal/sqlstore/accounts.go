@@ -37,7 +37,7 @@ func insertLedger(ctx context.Context, tx *sql.Tx, accountID, taskID, kind strin
 // CountAccounts returns the number of accounts.
 func (s *DB) CountAccounts(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM accounts`).Scan(&n)
+	err := s.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM accounts`).Scan(&n)
 	return n, err
 }
 
@@ -45,7 +45,7 @@ func (s *DB) CountAccounts(ctx context.Context) (int, error) {
 func (s *DB) FindAccount(ctx context.Context, id string) (*gengate.Account, error) {
 	a := &gengate.Account{}
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, balance, created_at FROM accounts WHERE id = $1`, id).
+	err := s.reader().QueryRowContext(ctx, `SELECT id, name, balance, created_at FROM accounts WHERE id = $1`, id).
 		Scan(&a.ID, &a.Name, &a.Balance, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("account", id)
@@ -63,7 +63,7 @@ func (s *DB) CreateAPIKey(ctx context.Context, k *gengate.APIKey) error {
 
 // FindAPIKeyByHash returns the unrevoked key with the hash.
 func (s *DB) FindAPIKeyByHash(ctx context.Context, hash string) (*gengate.APIKey, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1 AND revoked_at = 0`, hash))
+	k, err := scanKey(s.reader().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1 AND revoked_at = 0`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("key", "")
 	}
@@ -118,7 +118,7 @@ func (s *DB) findAccountTx(ctx context.Context, tx *sql.Tx, id string) (int, err
 
 // Ledger returns an account's entries, oldest first.
 func (s *DB) Ledger(ctx context.Context, accountID string) ([]gengate.LedgerEntry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, account_id, COALESCE(task_id, ''), kind, amount, note, created_at FROM ledger WHERE account_id = $1 ORDER BY id`, accountID)
+	rows, err := s.reader().QueryContext(ctx, `SELECT id, account_id, COALESCE(task_id, ''), kind, amount, note, created_at FROM ledger WHERE account_id = $1 ORDER BY id`, accountID)
 	if err != nil {
 		return nil, err
 	}

@@ -188,3 +188,78 @@ func TestClaimTaskConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimTasksBatch: one claim takes up to its limit of due tasks,
+// earliest first, never a task not due or still leased; concurrent batch
+// claims never take one task twice.
+func TestClaimTasksBatch(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a := newAccount(t, s, 1000)
+			var due []string
+			for i := range 5 {
+				task := newTask(a.ID, 1)
+				task.RunAt = t0.Add(time.Duration(5-i) * time.Second) // created last, due first
+				mustCreate(t, s, task)
+				due = append([]string{task.ID}, due...)
+			}
+			later := newTask(a.ID, 1)
+			later.RunAt = t0.Add(time.Hour)
+			mustCreate(t, s, later)
+			now := t0.Add(time.Minute)
+			got, err := s.ClaimTasks(ctx, "w1", now, time.Minute, 3)
+			if err != nil || len(got) != 3 {
+				t.Fatalf("ClaimTasks(3) = %d tasks, %v; want 3", len(got), err)
+			}
+			for i, c := range got {
+				if c.ID != due[i] || !strings.HasPrefix(c.LeaseToken, "w1") || c.Attempts != 1 {
+					t.Errorf("claim %d = %s (token %q, attempts %d); want %s, a w1 token, 1 attempt", i, c.ID, c.LeaseToken, c.Attempts, due[i])
+				}
+			}
+			got, err = s.ClaimTasks(ctx, "w2", now, time.Minute, 10)
+			if err != nil || len(got) != 2 || got[0].ID != due[3] || got[1].ID != due[4] {
+				t.Fatalf("ClaimTasks(10) after 3 were leased = %v, %v; want the 2 other due tasks", got, err)
+			}
+			if got, err := s.ClaimTasks(ctx, "w3", now, time.Minute, 10); err != nil || len(got) != 0 {
+				t.Fatalf("ClaimTasks with every due task leased = %v, %v; want none", got, err)
+			}
+			// Many concurrent batch claims over many due tasks.
+			for range 60 {
+				mustCreate(t, s, newTask(a.ID, 1))
+			}
+			var mu sync.Mutex
+			seen := map[string]int{}
+			var wg sync.WaitGroup
+			for w := range 6 {
+				wg.Go(func() {
+					for {
+						got, err := s.ClaimTasks(ctx, "c", now, time.Minute, 4)
+						if err != nil {
+							t.Errorf("claimer %d: %v", w, err)
+							return
+						}
+						if len(got) == 0 {
+							return
+						}
+						mu.Lock()
+						for _, c := range got {
+							seen[c.ID]++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			if len(seen) != 60 {
+				t.Errorf("concurrent claims took %d distinct tasks; want 60", len(seen))
+			}
+			for id, n := range seen {
+				if n != 1 {
+					t.Errorf("task %s claimed %d times", id, n)
+				}
+			}
+		})
+	}
+}

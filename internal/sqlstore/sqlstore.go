@@ -37,6 +37,7 @@ var migrations embed.FS
 // DB is a gengate.Store on SQLite or PostgreSQL.
 type DB struct {
 	db       *sql.DB
+	read     *sql.DB // SQLite: a pool of read-only WAL readers; nil on PostgreSQL
 	postgres bool
 	url      string
 }
@@ -80,17 +81,28 @@ func Open(ctx context.Context, url, dataDir string) (*DB, error) {
 		s.db, err = sql.Open("sqlite", dsn)
 		if err == nil {
 			s.db.SetMaxOpenConns(1) // one writer; SQLite serializes writes anyway
+			// Reads go to their own connections: in WAL mode a reader sees
+			// every transaction committed before it began and never waits
+			// for the writer, nor the writer for it.
+			s.read, err = sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+			if err == nil {
+				s.read.SetMaxOpenConns(ReadConns)
+				s.read.SetMaxIdleConns(ReadConns)
+			}
 		}
 	}
 	if err != nil {
+		if s.db != nil {
+			s.Close()
+		}
 		return nil, err
 	}
 	if err := s.db.PingContext(ctx); err != nil {
-		s.db.Close()
+		s.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	if err := s.migrate(ctx); err != nil {
-		s.db.Close()
+		s.Close()
 		return nil, err
 	}
 	if dbFile != "" {
@@ -128,8 +140,25 @@ func (s *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
+// ReadConns is the size of the pool of SQLite read connections.
+const ReadConns = 4
+
+// reader is where reads go: the read pool on SQLite, the one pool on
+// PostgreSQL.
+func (s *DB) reader() *sql.DB {
+	if s.read != nil {
+		return s.read
+	}
+	return s.db
+}
+
 // Close closes the database.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error {
+	if s.read != nil {
+		s.read.Close()
+	}
+	return s.db.Close()
+}
 
 // SQL returns the underlying database, for tests and operator tools.
 func (s *DB) SQL() *sql.DB { return s.db }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,14 +212,14 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 
 // FindTask returns the task with the id, with its creations.
 func (s *DB) FindTask(ctx context.Context, id string) (*gengate.Task, error) {
-	t, err := scanTask(s.db.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`, id))
+	t, err := scanTask(s.reader().QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("task", id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return t, s.loadOutputs(ctx, s.db, t)
+	return t, s.loadOutputs(ctx, s.reader(), t)
 }
 
 type querier interface {
@@ -258,11 +259,11 @@ func scanCreation(row scanner) (*gengate.Creation, error) {
 
 // FindTaskByIdempotencyKey returns the account's task with the key.
 func (s *DB) FindTaskByIdempotencyKey(ctx context.Context, accountID, key string) (*gengate.Task, error) {
-	t, err := s.findTaskByKey(ctx, s.db, accountID, key)
+	t, err := s.findTaskByKey(ctx, s.reader(), accountID, key)
 	if err != nil {
 		return nil, err
 	}
-	return t, s.loadOutputs(ctx, s.db, t)
+	return t, s.loadOutputs(ctx, s.reader(), t)
 }
 
 func (s *DB) findTaskByKey(ctx context.Context, q querier, accountID, key string) (*gengate.Task, error) {
@@ -275,27 +276,99 @@ func (s *DB) findTaskByKey(ctx context.Context, q querier, accountID, key string
 
 // ClaimTask leases a due task (or the task with id) to a fresh claim.
 func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*gengate.Task, error) {
-	token := owner + ":" + gengate.NewID()[:8]
-	var t *gengate.Task
-	var err error
-	if id != "" {
-		t, err = scanTask(s.db.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-			WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
-			token, ms(now.Add(lease)), ms(now), id))
-	} else {
-		skip := ""
-		if s.postgres {
-			skip = " FOR UPDATE SKIP LOCKED"
+	if id == "" {
+		tasks, err := s.ClaimTasks(ctx, owner, now, lease, 1)
+		if err != nil || len(tasks) == 0 {
+			return nil, err
 		}
-		t, err = scanTask(s.db.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-			WHERE id = (SELECT id FROM tasks WHERE status IN `+active+` AND run_at <= $3 AND lease_until < $3 ORDER BY run_at LIMIT 1`+skip+`)
-			AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
-			token, ms(now.Add(lease)), ms(now)))
+		return tasks[0], nil
 	}
+	token := owner + ":" + gengate.NewID()[:8]
+	t, err := scanTask(s.db.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+		WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
+		token, ms(now.Add(lease)), ms(now), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	return t, err
+}
+
+// dueTasks selects the ids of up to $4 due, unleased tasks, earliest first
+// ($3 is now). Its plan is a walk of the partial index tasks_due (active
+// tasks by run_at) that stops after the rows it needs: no sort, and no
+// read of tasks that are not due, however many wait on an upstream
+// (TestClaimPlan checks the plan on both databases). SQLite, which has no
+// statistics to tell it that, is told with INDEXED BY; on PostgreSQL,
+// locked rows are skipped, so that concurrent claimers take different
+// tasks instead of queueing on one.
+func (s *DB) dueTasks() string {
+	if s.postgres {
+		return `SELECT id FROM tasks WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
+			ORDER BY run_at LIMIT $4 FOR UPDATE SKIP LOCKED`
+	}
+	return `SELECT rowid FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
+		ORDER BY run_at LIMIT $4`
+}
+
+// claimDue is the statement that leases the due tasks dueTasks selects.
+// On PostgreSQL the selection is an array built once (an InitPlan), so that
+// the LIMIT holds however the planner joins, and the state is checked again
+// on the locked rows. On SQLite the rows are found by rowid; the one
+// statement holds the write lock from its selection to its update.
+func (s *DB) claimDue() string {
+	if s.postgres {
+		return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+		WHERE id = ANY(ARRAY(` + s.dueTasks() + `)) AND status IN ` + active + ` AND lease_until < $3 RETURNING ` + taskColumns
+	}
+	return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+		WHERE rowid IN (` + s.dueTasks() + `) RETURNING ` + taskColumns
+}
+
+// ClaimTasks leases up to limit due tasks in one statement, earliest due
+// first; see gengate.Store.
+func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*gengate.Task, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	token := owner + ":" + gengate.NewID()[:8]
+	rows, err := s.db.QueryContext(ctx, s.claimDue(), token, ms(now.Add(lease)), ms(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*gengate.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// RETURNING keeps no order.
+	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
+	return out, nil
+}
+
+// NextDue returns when the earliest unleased active task is due, or false
+// when there is none. It only reads: idle workers ask it before they try a
+// claim, which writes.
+func (s *DB) NextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	q := `SELECT run_at FROM tasks WHERE status IN ` + active + ` AND lease_until < $1 ORDER BY run_at LIMIT 1`
+	if !s.postgres {
+		q = `SELECT run_at FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` AND lease_until < $1 ORDER BY run_at LIMIT 1`
+	}
+	var runAt int64
+	err := s.reader().QueryRowContext(ctx, q, ms(now)).Scan(&runAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return time.UnixMilli(runAt).UTC(), true, nil
 }
 
 // leaseGuard is the WHERE clause that fences writes: the claim that holds
@@ -388,7 +461,7 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 
 // ListTasks returns tasks in a status, oldest first.
 func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([]*gengate.Task, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE status = $1 ORDER BY created_at LIMIT $2`, status, limit)
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE status = $1 ORDER BY created_at LIMIT $2`, status, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +479,7 @@ func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([
 
 // FindCreation returns the creation with the URL token.
 func (s *DB) FindCreation(ctx context.Context, token string) (*gengate.Creation, error) {
-	c, err := scanCreation(s.db.QueryRowContext(ctx, `SELECT id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at
+	c, err := scanCreation(s.reader().QueryRowContext(ctx, `SELECT id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at
 		FROM creations WHERE token = $1`, token))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("file", "")
@@ -427,7 +500,7 @@ func (s *DB) PurgeTasks(ctx context.Context, completedBefore time.Time) (int, er
 
 // CountTasks returns the number of task records in each status.
 func (s *DB) CountTasks(ctx context.Context) (map[gengate.Status]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
+	rows, err := s.reader().QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,12 @@
-// Package worker runs task steps: a few goroutines that claim due tasks
-// from the store and run one step each through gengate.Service, woken by
-// gengate.Events when work arrives and by a short poll for steps that
-// become due later or come from other processes. It also purges task
-// records past their retention.
+// Package worker runs task steps. One claimer per process takes due tasks
+// from the store, as many in one claim as it has idle step slots, and runs
+// one step of each through gengate.Service in a goroutine of its own. The
+// claimer is woken by gengate.Events when work arrives (one wake for one
+// accepted task, however many slots are idle) and, for steps that become
+// due later or come from other processes, by a short timer; then it first
+// asks the store, with a read, whether anything is due, so that idle
+// workers never take the writer's connection for a claim that finds
+// nothing. It also purges task records past their retention.
 package worker
 
 import (
@@ -16,14 +20,19 @@ import (
 
 // Runner is the part of gengate.Service the workers use.
 type Runner interface {
-	RunNext(ctx context.Context) (bool, error)
+	// ClaimDue leases up to limit due tasks to this process.
+	ClaimDue(ctx context.Context, limit int) ([]*gengate.Task, error)
+	// NextDue says how long until the next step is due, by a read.
+	NextDue(ctx context.Context) (time.Duration, bool, error)
+	// Step runs one step of a claimed task.
+	Step(ctx context.Context, t *gengate.Task) error
 	Purge(ctx context.Context) (int, error)
 }
 
 // Config sets the pool's size and rhythm.
 type Config struct {
-	Concurrency  int           // goroutines running steps (default 4)
-	PollInterval time.Duration // how often an idle worker looks for due steps (default 250ms)
+	Concurrency  int           // steps run at once (default 4)
+	PollInterval time.Duration // longest an idle claimer waits before it looks for due steps (default 250ms)
 	PurgeEvery   time.Duration // default 1h
 	// Grace is how long steps already running may go on once ctx ends
 	// (default 30s); then their contexts are cancelled and their tasks
@@ -65,46 +74,86 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 		}
 	}()
 	var wg sync.WaitGroup
-	for range cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loop(ctx, steps, r, events, cfg.PollInterval, log)
-		}()
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		purge(ctx, r, cfg.PurgeEvery, log)
 	}()
+	claimer(ctx, steps, r, events, cfg, log, &wg)
 	wg.Wait()
 }
 
-func loop(ctx, steps context.Context, r Runner, events *gengate.Events, poll time.Duration, log *slog.Logger) {
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
+// claimer claims due tasks for the idle step slots and starts their steps
+// until ctx ends. Steps run under steps and are counted in wg.
+//
+// It claims (a write) only when it knows a step is due: after a claim that
+// filled every idle slot (more may be waiting), or when a read (NextDue)
+// says so. A wake-up from Events or the timer only makes it look.
+func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup) {
+	idle := cfg.Concurrency
+	done := make(chan struct{}, cfg.Concurrency)
+	timer := time.NewTimer(cfg.PollInterval)
+	defer timer.Stop()
+	claim, look := false, true
 	for ctx.Err() == nil {
-		// Shutdown stops the loop between steps; a running step goes on
-		// until the grace period ends (steps), then hands its task back.
-		did, err := r.RunNext(steps)
-		switch {
-		case err == nil || ctx.Err() != nil:
-		case gengate.ErrorCode(err) == gengate.EConflict:
-			// Another worker took the task over (this one was too slow to
-			// renew its lease); the store refused this step's writes.
-			log.Warn("task step lost its lease", "err", err)
-		default:
-			log.Error("task step", "err", err)
-		}
-		if did && err == nil {
-			events.Kick() // there may be more; let another worker look too
-			continue
+		if idle > 0 && (claim || look) {
+			look = false
+			if !claim {
+				d, ok, err := r.NextDue(ctx)
+				switch {
+				case err != nil:
+					if ctx.Err() == nil {
+						log.Error("look for due task steps", "err", err)
+					}
+				case ok && d <= 0:
+					claim = true
+				case ok && d < cfg.PollInterval:
+					timer.Reset(d) // wake when it is due
+				}
+			}
+			if claim {
+				tasks, err := r.ClaimDue(ctx, idle)
+				if err != nil && ctx.Err() == nil {
+					log.Error("claim task steps", "err", err)
+				}
+				// A claim that filled every idle slot may have left more
+				// due tasks: claim again as soon as a slot is free.
+				claim = err == nil && len(tasks) == idle
+				for _, t := range tasks {
+					idle--
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						step(steps, ctx, r, t, log)
+						done <- struct{}{}
+					}()
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():
+		case <-done:
+			idle++
 		case <-events.Work():
-		case <-tick.C:
+			look = true
+		case <-timer.C:
+			look = true
+			timer.Reset(cfg.PollInterval)
 		}
+	}
+}
+
+// step runs one step; ctx is the workers' own context, ended at shutdown.
+func step(steps, ctx context.Context, r Runner, t *gengate.Task, log *slog.Logger) {
+	err := r.Step(steps, t)
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case gengate.ErrorCode(err) == gengate.EConflict:
+		// Another worker took the task over (this one was too slow to
+		// renew its lease); the store refused this step's writes.
+		log.Warn("task step lost its lease", "jobId", t.ID, "err", err)
+	default:
+		log.Error("task step", "jobId", t.ID, "err", err)
 	}
 }
 

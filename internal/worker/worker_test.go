@@ -9,28 +9,38 @@ import (
 	"github.com/gengate/gengate"
 )
 
-// stepRunner's one step runs until its context ends or it is let go.
+// stepRunner has one task; its step runs until its context ends or it is
+// let go.
 type stepRunner struct {
 	started chan struct{}
 	release chan struct{}
 	ended   chan error // the step's context error when it ended
 }
 
-func (r *stepRunner) RunNext(ctx context.Context) (bool, error) {
+func (r *stepRunner) ClaimDue(ctx context.Context, limit int) ([]*gengate.Task, error) {
 	select {
 	case r.started <- struct{}{}:
+		return []*gengate.Task{{ID: "t1"}}, nil
 	default:
-		return false, nil // only one step; then nothing is due
+		return nil, nil // only one step; then nothing is due
 	}
+}
+
+func (r *stepRunner) Purge(context.Context) (int, error) { return 0, nil }
+
+// NextDue says the one task is due until it has been claimed.
+func (r *stepRunner) NextDue(context.Context) (time.Duration, bool, error) {
+	return 0, len(r.started) == 0, nil
+}
+
+func (r *stepRunner) Step(ctx context.Context, t *gengate.Task) error {
 	select {
 	case <-ctx.Done():
 	case <-r.release:
 	}
 	r.ended <- ctx.Err()
-	return true, nil
+	return nil
 }
-
-func (r *stepRunner) Purge(context.Context) (int, error) { return 0, nil }
 
 func run(t *testing.T, grace time.Duration, release bool) error {
 	r := &stepRunner{started: make(chan struct{}, 1), release: make(chan struct{}), ended: make(chan error, 1)}
