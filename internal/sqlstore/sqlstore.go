@@ -108,7 +108,7 @@ func Open(ctx context.Context, url, dataDir string) (*DB, error) {
 	if dbFile != "" {
 		// The WAL and shared-memory files exist now.
 		if err := secureDBFiles(dbFile); err != nil {
-			s.db.Close()
+			s.Close()
 			return nil, err
 		}
 	}
