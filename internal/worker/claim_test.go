@@ -78,6 +78,9 @@ func TestClaimsWithoutStorm(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, key := gengate.NewAPIKey(acct.ID, "k", time.Now())
+			if err := db.CreateAPIKey(ctx, key); err != nil {
+				t.Fatal(err)
+			}
 
 			wctx, cancel := context.WithCancel(ctx)
 			done := make(chan struct{})
