@@ -136,6 +136,7 @@ func jobsOf(t *testing.T, base, key string) []map[string]any {
 // grants credits and settles a review; a second account sees nothing of
 // the first. With -console-shots it writes the screenshots in docs/console/.
 func TestConsoleBrowser(t *testing.T) {
+	chromiumPath(t) // skip (or fail under CI) before starting anything
 	dir := t.TempDir()
 	p := startProcess(t, "--data", dir, "--addr", "127.0.0.1:0", "--review-terms", "hold me")
 	base := p.base
