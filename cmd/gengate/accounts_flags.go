@@ -76,13 +76,17 @@ func providerBaseURL(p providerConfig) string {
 		"openai": openai.DefaultBaseURL, "replicate": replicate.DefaultBaseURL}[p.Type]
 }
 
-// reachability returns a probe that asks a provider's base URL with a GET
-// (no credentials sent): any HTTP answer, even 401 or 404, means the
-// provider answers; a network error or timeout means it does not.
-func reachability(urls map[string]string) func(context.Context, string) error {
+// reachability returns the probe of the operator's engines page: the
+// engine's own CheckHealth (a cheap authenticated question) where it has
+// one, else a GET on the provider's base URL without credentials, where
+// any HTTP answer, even 401 or 404, means the provider answers.
+func reachability(engs *engines) func(context.Context, string) error {
 	client := &http.Client{Timeout: 3 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return func(ctx context.Context, name string) error {
-		u := urls[name]
+		if hc, ok := engs.All[name].(healthChecker); ok {
+			return hc.CheckHealth(ctx)
+		}
+		u := engs.BaseURLs[name]
 		if u == "" {
 			return errors.New("no base URL")
 		}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +157,39 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	if out := binaryRun(t, "accounts", "create", "--help"); !strings.Contains(out, "-email") || !strings.Contains(out, "-operator") {
 		t.Errorf("accounts create --help:\n%s", out)
+	}
+}
+
+// TestAdminEnginesStatus: the operator's engines page asks each provider
+// (here two ComfyUI servers, one answering and one not) and shows which
+// answers.
+func TestAdminEnginesStatus(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	defer up.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close() // nothing listens there any more
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gengate.yaml")
+	yaml := "providers:\n  upcomfy:\n    type: comfyui\n    baseUrl: " + up.URL + "\n  downcomfy:\n    type: comfyui\n    baseUrl: " + downURL + "\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0", "--config", cfg)
+	r := mustAPI(t, srv.base, "GET", "/api/v1/admin/engines", srv.key, nil, nil)
+	wantCode(t, r, http.StatusOK)
+	got := map[string]string{}
+	for _, e := range r.json["data"].([]any) {
+		m := e.(map[string]any)
+		got[m["name"].(string)] = m["kind"].(string) + " " + m["status"].(string)
+	}
+	want := map[string]string{"upcomfy": "provider ok", "downcomfy": "provider unreachable", "sandbox": "sandbox ok", "builtin": "builtin ok"}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("engine %s: %q, want %q (all: %v)", name, got[name], w, got)
+		}
 	}
 }

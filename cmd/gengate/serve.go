@@ -126,7 +126,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var srvErr error
 	if cfg.Role != "worker" {
-		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs.BaseURLs), firstLink, health.snapshot)
+		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs), firstLink, health.snapshot)
 	} else {
 		fmt.Fprintln(stdout, "gengate worker running")
 		<-ctx.Done()
