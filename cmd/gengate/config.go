@@ -49,6 +49,12 @@ type Config struct {
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
 	MaxConns          int
+	// Operator surfaces (docs/security.md): the --admin-addr listener of
+	// /metrics and pprof, the token that opens the public /metrics, and how
+	// old the task counts of /metrics may get.
+	AdminAddr      string
+	MetricsToken   string
+	MetricsRefresh time.Duration
 	// Storage is where outputs go: a directory (default <data>/files) or
 	// s3://bucket[/prefix]?endpoint=host:port (see docs/deploy.md).
 	Storage string
@@ -94,6 +100,10 @@ func (c *Config) Validate() error {
 		return errors.New("--max-input-memory and --max-decode-memory must be ≥ 1 MiB")
 	case c.MaxCPUJobs < 1:
 		return errors.New("--max-cpu-jobs must be ≥ 1")
+	case c.MetricsRefresh < time.Second:
+		return errors.New("--metrics-refresh must be ≥ 1s")
+	case c.MetricsToken != "" && len(c.MetricsToken) < 16:
+		return errors.New("--metrics-token must be at least 16 characters")
 	case c.MaxBody < 1024:
 		return errors.New("--max-body must be ≥ 1024")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
@@ -190,6 +200,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.Role, "role", "all", "all, api (HTTP only) or worker (task steps only)")
 	f.str(&c.Prices, "prices", "", `JSON file of price overrides: {"prices": {"flux": 5}}`)
 	f.str(&c.ConfigFile, "config", "", "YAML file of upstream providers and routes (docs/providers.md)")
+	f.str(&c.AdminAddr, "admin-addr", "", "address of the operator listener serving /metrics and /debug/pprof (keep it private; default: none)")
+	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
 	var maxBody, maxInputMemory, maxDecodeMemory int
 	errs := []error{
@@ -210,6 +222,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
 		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
 		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
+		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 	}

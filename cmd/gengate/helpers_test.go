@@ -35,6 +35,7 @@ type banner struct {
 	account string
 	key     string
 	base    string // http://127.0.0.1:port
+	admin   string // the --admin-addr listener, when there is one
 }
 
 // readBanner reads lines until the "listening" line, or fails after d.
@@ -53,6 +54,9 @@ func readBanner(t *testing.T, lines <-chan string, d time.Duration, onFail func(
 			}
 			if strings.HasPrefix(line, "gg_live_") {
 				b.key = line
+			}
+			if rest, ok := strings.CutPrefix(line, "gengate admin listening on "); ok {
+				b.admin = rest
 			}
 			if rest, ok := strings.CutPrefix(line, "gengate listening on "); ok {
 				b.base = rest

@@ -1,7 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+
+	"golang.org/x/net/netutil"
+
+	"github.com/gengate/gengate/internal/httpapi"
 )
 
 // newHTTPServer is the http.Server of the public (and admin) listener,
@@ -30,4 +37,21 @@ func newHTTPServer(cfg *Config, h http.Handler) *http.Server {
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 	}
+}
+
+// startAdmin starts the operator listener of --admin-addr, serving
+// /metrics, /debug/pprof and /healthz (httpapi.Operator), and prints its
+// address. With no --admin-addr it starts nothing and returns nil.
+func startAdmin(cfg *Config, m *httpapi.Metrics, stdout io.Writer) (*http.Server, error) {
+	if cfg.AdminAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--admin-addr: %w", err)
+	}
+	srv := newHTTPServer(cfg, httpapi.Operator(m))
+	fmt.Fprintf(stdout, "gengate admin listening on http://%s\n", ln.Addr())
+	go srv.Serve(netutil.LimitListener(ln, 64))
+	return srv, nil
 }

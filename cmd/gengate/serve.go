@@ -149,18 +149,28 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	if firstLink != nil {
 		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
+	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
+	admin, err := startAdmin(cfg, metrics, stdout)
+	if err != nil {
+		return err
+	}
+	if admin != nil {
+		defer admin.Close() // nothing there waits for results
+	}
 	drain := make(chan struct{})
 	handler := httpapi.New(svc, httpapi.Config{
-		PublicURL: cfg.PublicURL,
-		MaxBody:   cfg.MaxBody,
-		Ready:     func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
-		Providers: providers,
-		Drain:     drain,
-		Tasks:     store,
-		RateLimit: cfg.RateLimit,
-		RateBurst: cfg.RateBurst,
-		Console:   console.New(console.Config{PublicURL: cfg.PublicURL}),
-		Accounts:  cfg.Accounts.httpConfig(probe),
+		PublicURL:    cfg.PublicURL,
+		MaxBody:      cfg.MaxBody,
+		Ready:        func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
+		Providers:    providers,
+		Drain:        drain,
+		Tasks:        store,
+		Metrics:      metrics,
+		MetricsToken: cfg.MetricsToken,
+		RateLimit:    cfg.RateLimit,
+		RateBurst:    cfg.RateBurst,
+		Console:      console.New(console.Config{PublicURL: cfg.PublicURL}),
+		Accounts:     cfg.Accounts.httpConfig(probe),
 	}, log)
 	srv := newHTTPServer(cfg, handler)
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())

@@ -32,8 +32,16 @@ type Config struct {
 	// once with their tasks (202), which go on. The server closes it when it
 	// shuts down. Nil never drains.
 	Drain <-chan struct{}
-	// Tasks, when set, reports task counts in /metrics.
+	// Tasks, when set, reports task counts in the metrics (when Metrics
+	// is nil).
 	Tasks TaskCounter
+	// Metrics records the requests; the same value is served by Operator
+	// on the operator listener. Nil makes one from Tasks.
+	Metrics *Metrics
+	// MetricsToken, when set, also serves GET /metrics on this (public)
+	// handler, to requests with Authorization: Bearer <MetricsToken>.
+	// Without it the public /metrics is a 404.
+	MetricsToken string
 	// RateLimit, when above zero, caps generate calls per API key and
 	// second (a token bucket of RateBurst calls, default the rate rounded
 	// up); calls over it get 429 RATE_LIMITED with Retry-After.
@@ -54,7 +62,10 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
-	a := &api{svc: svc, cfg: cfg, log: log, metrics: newMetrics(cfg.Tasks, log),
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(cfg.Tasks, 0, log)
+	}
+	a := &api{svc: svc, cfg: cfg, log: log, metrics: cfg.Metrics,
 		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
 		probes: &probeCache{results: map[string]probeResult{}}}
 	if cfg.RateLimit > 0 {
@@ -71,7 +82,9 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /files/{name}", a.handleFile())
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())
-	mux.Handle("GET /metrics", a.metrics.handler())
+	if cfg.MetricsToken != "" { // otherwise only on the operator listener (metrics.go)
+		mux.Handle("GET /metrics", a.metricsAuth(a.metrics.Handler()))
+	}
 	a.accountRoutes(mux) // area_routes.go: auth, account, keys, quote, admin
 	// Known paths asked with another method: 405 with Allow.
 	mux.Handle("/api/v1/generate", a.handleMethodNotAllowed("POST"))
@@ -91,7 +104,7 @@ type api struct {
 	svc     *gengate.Service
 	cfg     Config
 	log     *slog.Logger
-	metrics *metrics
+	metrics *Metrics
 	limiter *limiter // nil: no rate limit
 	// The account area's sign-in limits, password-hashing slots and cache
 	// of engine probes.

@@ -52,6 +52,7 @@ type stackOpts struct {
 	blobs         gengate.Blobs // default: a Local store in a temporary directory
 	fetch         fetch.Config  // the fetcher's other limits
 	builtinJobs   int           // above 0: the builtin engine too, with this --max-cpu-jobs
+	metricsToken  string        // serves /metrics on the public handler behind it
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -112,7 +113,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Lease:       5 * time.Second,
 	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
-		Accounts: o.accounts, PublicURL: o.publicURL}, log))
+		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())
