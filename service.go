@@ -439,25 +439,33 @@ func (s *Service) Wait(ctx context.Context, accountID, id string, d time.Duratio
 	}
 }
 
-// Advance runs the task's next step now, unless a worker holds it, and
-// returns it as it then is: POST on a statusUrl.
+// Advance is POST on a statusUrl: it wakes the task's worker and returns
+// the task as it is. Steps run only in workers, never in the caller: a
+// task whose next step is due later (a poll in backoff) is made due now
+// and the workers are woken; one that is due or held by a worker is left
+// to them. The caller then waits for the task (Wait) as a generate call
+// would.
 func (s *Service) Advance(ctx context.Context, accountID, id string) (*Outcome, error) {
 	o, err := s.Find(ctx, accountID, id)
 	if err != nil || !o.Task.Status.Active() {
 		return o, err
 	}
-	t, err := s.Store.ClaimTask(ctx, id, s.Owner, s.now(), s.lease())
-	if err != nil {
-		return nil, err
-	}
-	if t != nil {
-		// The step runs to its end even if the client goes away: a step cut
-		// short would leave the task to wait out its lease.
-		if err := s.Step(context.WithoutCancel(ctx), t); err != nil {
+	if now := s.now(); o.Task.RunAt.After(now) {
+		// Claim it only to move its time: a nudge is not an attempt.
+		t, err := s.Store.ClaimTask(ctx, id, s.Owner, now, s.lease())
+		if err != nil {
 			return nil, err
 		}
+		if t != nil {
+			t.Attempts = max(0, t.Attempts-1)
+			t.RunAt = now
+			if err := s.Store.SaveStep(ctx, t, true); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return s.Find(ctx, accountID, id)
+	s.Events.Kick()
+	return o, nil
 }
 
 // RunNext claims the next due task and runs one step of it. It reports

@@ -383,8 +383,8 @@ func TestDefiniteFailureRefundsOnce(t *testing.T) {
 				up := tc.up()
 				d := newDomain(t, dialect, up)
 				task := d.generate("a dog", "")
-				// Ten callers advance the task at once (POSTs on its
-				// statusUrl and workers), step after step.
+				// Ten workers race for the task at once, step after
+				// step.
 				for step := 0; step < 2; step++ {
 					var wg sync.WaitGroup
 					errs := make(chan error, 10)
@@ -392,7 +392,7 @@ func TestDefiniteFailureRefundsOnce(t *testing.T) {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
-							if _, err := d.svc.Advance(ctx, d.acct, task.ID); err != nil {
+							if _, err := d.svc.RunNext(ctx); err != nil {
 								errs <- err
 							}
 						}()

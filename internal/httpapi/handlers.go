@@ -40,37 +40,47 @@ func (a *api) handleGenerate() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		wait := a.svc.SyncWait
-		var applied []string
-		switch {
-		case pref.async: // the spec: "requests an immediate saved task", whatever else Prefer holds
-			wait = 0
-			applied = append(applied, "respond-async")
-		case pref.wait >= 0:
-			if pref.wait <= int(wait/time.Second) { // compared in seconds: no overflow
-				wait = time.Duration(pref.wait) * time.Second
-			}
-			applied = append(applied, "wait="+strconv.Itoa(int(wait/time.Second)))
+		if o, ok := a.await(w, r, key.AccountID, o, pref); ok {
+			a.writeOutcome(w, r, o)
 		}
-		if len(applied) > 0 {
-			w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
-		}
-		if wait > 0 && o.Task.Status.Active() {
-			ctx, stop := a.waitContext(r)
-			waited, err := a.svc.Wait(ctx, key.AccountID, o.Task.ID, wait)
-			if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
-				// The server is draining: answer with the task as it is.
-				waited, err = a.svc.Find(r.Context(), key.AccountID, o.Task.ID)
-			}
-			stop()
-			if err != nil {
-				writeError(w, r, a.log, err)
-				return
-			}
-			o = waited
-		}
-		a.writeOutcome(w, r, o)
 	})
+}
+
+// await waits for a task as the sync-wait rules have it: up to
+// --sync-wait, or what Prefer asks (wait=N shorter, respond-async not at
+// all), ended early when the server drains. It reports false when it
+// answered with an error itself.
+func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) (*gengate.Outcome, bool) {
+	wait := a.svc.SyncWait
+	var applied []string
+	switch {
+	case pref.async: // the spec: "requests an immediate saved task", whatever else Prefer holds
+		wait = 0
+		applied = append(applied, "respond-async")
+	case pref.wait >= 0:
+		if pref.wait <= int(wait/time.Second) { // compared in seconds: no overflow
+			wait = time.Duration(pref.wait) * time.Second
+		}
+		applied = append(applied, "wait="+strconv.Itoa(int(wait/time.Second)))
+	}
+	if len(applied) > 0 {
+		w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
+	}
+	if wait <= 0 || !o.Task.Status.Active() {
+		return o, true
+	}
+	ctx, stop := a.waitContext(r)
+	waited, err := a.svc.Wait(ctx, accountID, o.Task.ID, wait)
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		// The server is draining: answer with the task as it is.
+		waited, err = a.svc.Find(r.Context(), accountID, o.Task.ID)
+	}
+	stop()
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return nil, false
+	}
+	return waited, true
 }
 
 // bodyReader keeps the first error its reader returned.
@@ -203,16 +213,21 @@ func (a *api) outputURLs(r *http.Request, t *gengate.Task) []string {
 	return urls
 }
 
-// handleAdvance is POST /api/generation/jobs/{id}: run the task's next
-// step now if no worker holds it, and answer like generate.
+// handleAdvance is POST /api/generation/jobs/{id}: wake the task's worker
+// (a step due later is made due now) and wait for the task under the same
+// rules as generate. The step runs in a worker, never in this handler.
 func (a *api) handleAdvance() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, err := a.svc.Advance(r.Context(), apiKey(r).AccountID, r.PathValue("id"))
+		w.Header().Set("Vary", "Prefer")
+		accountID := apiKey(r).AccountID
+		o, err := a.svc.Advance(r.Context(), accountID, r.PathValue("id"))
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return
 		}
-		a.writeOutcome(w, r, o)
+		if o, ok := a.await(w, r, accountID, o, parsePrefer(r.Header.Values("Prefer"))); ok {
+			a.writeOutcome(w, r, o)
+		}
 	})
 }
 

@@ -10,9 +10,10 @@ import (
 	"github.com/gengate/gengate"
 )
 
-// TestStatusURLAdvances: with no workers running, GET on a statusUrl only
-// reads (the task stays processing however often it is read) and POST
-// alone drives the task to its result (spec 3, rule 1).
+// TestStatusURLAdvances: GET on a statusUrl only reads (the task stays
+// processing however often it is read); POST runs no step itself (with no
+// free worker the task stays queued, not one attempt made) but wakes the
+// workers and waits for the result (spec 3, rule 1; docs/architecture.md).
 func TestStatusURLAdvances(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -58,7 +59,15 @@ func TestStatusURLAdvances(t *testing.T) {
 			}
 			cost := task.Cost
 
-			p := s.do(call{Method: "POST", Path: jobPath(id), Key: key})
+			// No worker is free: POST answers with the task after its
+			// wait, and no step ran in the handler.
+			p := s.do(call{Method: "POST", Path: jobPath(id), Key: key, Header: map[string]string{"Prefer": "wait=1"}})
+			wantAccepted(t, p)
+			if task, err := s.store.FindTask(context.Background(), id); err != nil || task.Status != gengate.StatusQueued || task.Attempts != 0 {
+				t.Fatalf("after POST with no free worker the task is %+v (%v), want queued with no attempt", task, err)
+			}
+			s.startWorkers(1)
+			p = s.do(call{Method: "POST", Path: jobPath(id), Key: key})
 			wantStatus(t, p, http.StatusOK)
 			if p.str("jobId") != id || p.num("remainingCredits") != 100-cost {
 				t.Errorf("POST: %s", p.Body)
@@ -105,28 +114,27 @@ func TestStatusURLAdvances(t *testing.T) {
 	}
 }
 
-// TestStatusURLSlowTask: a task whose engine takes time stays 202 on POST
-// until it is done, and each POST advances it.
-func TestStatusURLSlowTask(t *testing.T) {
+// TestStatusURLWakesWorker: POST on a task whose next poll is far off
+// (an upstream's backoff) makes it due now and wakes a free worker, which
+// runs the step; the POST waits for the result. Without the nudge the
+// worker would leave the task alone for an hour.
+func TestStatusURLWakesWorker(t *testing.T) {
 	t.Parallel()
-	s := newStack(t, stackOpts{noWorkers: true, sandboxDelay: 300 * time.Millisecond})
+	s := newStack(t, stackOpts{noWorkers: true})
 	_, key := s.account(100)
 	id := wantAccepted(t, s.generate(key, map[string]any{"type": "image", "modelId": "z-image-turbo", "prompt": "x"}, async))
-	p := s.do(call{Method: "POST", Path: jobPath(id), Key: key})
-	wantAccepted(t, p)
-	task, err := s.store.FindTask(context.Background(), id)
-	if err != nil {
+	// Put the task in a backoff, as a busy upstream would.
+	ctx := context.Background()
+	task, err := s.store.ClaimTask(ctx, id, "test", time.Now(), time.Minute)
+	if err != nil || task == nil {
+		t.Fatalf("ClaimTask: %v %v", task, err)
+	}
+	task.RunAt = time.Now().Add(time.Hour)
+	if err := s.store.SaveStep(ctx, task, true); err != nil {
 		t.Fatal(err)
 	}
-	if task.Status != gengate.StatusRunning || task.UpstreamID == "" {
-		t.Fatalf("after one POST the task is %s (upstream %q), want running", task.Status, task.UpstreamID)
-	}
-	// Each POST is one step; the engine is done after its delay.
-	deadline := time.Now().Add(10 * time.Second)
-	for p.Status == http.StatusAccepted && time.Now().Before(deadline) {
-		<-time.After(50 * time.Millisecond)
-		p = s.do(call{Method: "POST", Path: jobPath(id), Key: key})
-	}
+	s.startWorkers(1)
+	p := s.do(call{Method: "POST", Path: jobPath(id), Key: key, Header: map[string]string{"Prefer": "wait=60"}})
 	wantStatus(t, p, http.StatusOK)
 	wantImage(t, images(t, p)[0], "png", 1, 1)
 }

@@ -37,7 +37,7 @@ import (
 // stackOpts chooses how a test stack is built.
 type stackOpts struct {
 	dialect       string        // "sqlite" (default) or "postgres"
-	noWorkers     bool          // do not run worker.Run: only POST statusUrl advances tasks
+	noWorkers     bool          // do not run worker.Run (startWorkers may, later): no step runs
 	sandboxDelay  time.Duration // latency of the sandbox engine
 	syncWait      time.Duration // Service.SyncWait; default 2m (slow machines under -race)
 	reviewTerms   []string
@@ -125,6 +125,18 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		t.Cleanup(func() { cancel(); <-done })
 	}
 	return &stack{t: t, URL: srv.URL, store: store, svc: svc, files: files}
+}
+
+// startWorkers runs n workers for a stack made with noWorkers, until the
+// test ends.
+func (s *stack) startWorkers(n int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		worker.Run(ctx, s.svc, s.svc.Events, worker.Config{Concurrency: n}, slog.New(slog.DiscardHandler))
+	}()
+	s.t.Cleanup(func() { cancel(); <-done })
 }
 
 func engines(o stackOpts) map[string]gengate.Engine {
