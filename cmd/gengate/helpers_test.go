@@ -36,6 +36,7 @@ type banner struct {
 	key     string
 	base    string // http://127.0.0.1:port
 	admin   string // the --admin-addr listener, when there is one
+	link    string // the first-start member's set-up link (--first-email)
 }
 
 // readBanner reads lines until the "listening" line, or fails after d.
@@ -54,6 +55,9 @@ func readBanner(t *testing.T, lines <-chan string, d time.Duration, onFail func(
 			}
 			if strings.HasPrefix(line, "gg_live_") {
 				b.key = line
+			}
+			if strings.Contains(line, "/#/link/") {
+				b.link = strings.TrimSpace(line)
 			}
 			if rest, ok := strings.CutPrefix(line, "gengate admin listening on "); ok {
 				b.admin = rest

@@ -39,12 +39,43 @@ func fileToken(t *testing.T, raw string) string {
 // the traffic carried.
 func TestLogsHoldNoSecrets(t *testing.T) {
 	dir := t.TempDir()
-	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0")
+	const metricsToken = "metrics-token-in-logs-test"
+	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0", "--first-email", "ops@example.com", "--metrics-token", metricsToken)
 	base := srv.base
-	secrets := []string{srv.key}
+	secrets := []string{srv.key, metricsToken}
+
+	// The account area: a set-up link, passwords (right and wrong),
+	// sessions and their CSRF tokens, a key made through the API.
+	const password, wrongPassword = "operator password 1", "wrong password 2"
+	link := linkToken(t, srv.link)
+	secrets = append(secrets, link, password, wrongPassword)
+	sessions := func(r httpResult) {
+		for _, c := range (&http.Response{Header: r.header}).Cookies() {
+			if c.Value != "" {
+				secrets = append(secrets, c.Value)
+			}
+		}
+		if csrf := r.str("csrfToken"); csrf != "" {
+			secrets = append(secrets, csrf)
+		}
+	}
+	r := mustAPI(t, base, "POST", "/api/v1/auth/link", "", map[string]any{"token": link, "password": password}, nil)
+	wantCode(t, r, http.StatusOK)
+	sessions(r)
+	wantCode(t, mustAPI(t, base, "POST", "/api/v1/auth/signin", "", map[string]any{"email": "ops@example.com", "password": wrongPassword}, nil), http.StatusUnauthorized)
+	r = mustAPI(t, base, "POST", "/api/v1/auth/signin", "", map[string]any{"email": "ops@example.com", "password": password}, nil)
+	wantCode(t, r, http.StatusOK)
+	sessions(r)
+	if len(secrets) < 7 {
+		t.Fatalf("sign-in gave no session to look for: %v", r.header)
+	}
+	r = mustAPI(t, base, "POST", "/api/v1/keys", srv.key, map[string]any{"name": "made by the API"}, nil)
+	wantCode(t, r, http.StatusCreated)
+	secrets = append(secrets, r.str("key"))
+	wantCode(t, mustAPI(t, base, "GET", "/metrics", metricsToken, nil, nil), http.StatusOK)
 	key2 := lastLine(cli(t, "keys", "create", "--data", dir, "--credits", "50", "--name", "second"))
 	secrets = append(secrets, key2)
-	for i, key := range []string{srv.key, key2, srv.key} {
+	for i, key := range []string{srv.key, key2, r.str("key")} {
 		r := mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux", "prompt": "fox " + string(rune('a'+i))}, nil)
 		wantCode(t, r, http.StatusOK)
 		wantCode(t, mustAPI(t, base, "GET", "/api/generation/jobs/"+r.str("jobId"), key, nil, nil), http.StatusOK)

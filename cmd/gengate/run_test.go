@@ -76,6 +76,10 @@ func (s *server) shutdown(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Errorf("run did not return after its context ended")
 	}
+	// Whatever the test did, the server's logs never hold its key.
+	if s.key != "" {
+		assertNoSecrets(t, s.stderr.String(), s.key)
+	}
 }
 
 // cli runs one operator command through run() and returns its stdout.
