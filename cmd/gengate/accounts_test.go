@@ -138,6 +138,19 @@ func TestAccountsCLI(t *testing.T) {
 	if !strings.Contains(out, "please hold me now") || !strings.Contains(out, "default") {
 		t.Errorf("review list:\n%s", out)
 	}
+
+	// The server's log never holds a password, a key, a link or session
+	// token (it logged every request above).
+	logs := stderr.String()
+	if !strings.Contains(logs, "/api/v1/auth/link") {
+		t.Fatalf("the server's log has no requests: the check sees nothing:\n%s", logs)
+	}
+	for what, secret := range map[string]string{"operator password": "operator password", "customer password": "customer password",
+		"first link": linkToken(t, firstLink), "created link": token, "first key": firstKey, "ops key": opsKey, "spare key": spare} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the server's log holds the %s", what)
+		}
+	}
 }
 
 // TestVersionAndHelp: gengate version, --version and <cmd> --help exit 0
