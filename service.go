@@ -197,6 +197,18 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 		}
 	}
 	res, err := s.Store.CreateTask(ctx, t)
+	if err != nil && ErrorCode(err) == EInternal {
+		// The commit's fate is unknown to an error of the database (the
+		// connection lost as it answered): a task that exists was
+		// created, charged, and is answered, its inputs kept.
+		if found, ferr := s.Store.FindTask(ctx, t.ID); ferr == nil && found.AccountID == t.AccountID {
+			s.log().WarnContext(ctx, "task created despite an error", "jobId", t.ID, "err", err)
+			res, err = CreateResult{Task: found, Balance: -1}, nil
+			if acct, aerr := s.Store.FindAccount(ctx, t.AccountID); aerr == nil {
+				res.Balance = acct.Balance
+			}
+		}
+	}
 	if err != nil || res.Existing {
 		s.deleteInputs(ctx, t)
 		if adm != nil && (res.Task == nil || res.Existing) {

@@ -40,17 +40,15 @@ func (a *api) handleGenerate() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		if o, ok := a.await(w, r, key.AccountID, o, pref); ok {
-			a.writeOutcome(w, r, o)
-		}
+		a.writeOutcome(w, r, a.await(w, r, key.AccountID, o, pref))
 	})
 }
 
 // await waits for a task as the sync-wait rules have it: up to
 // --sync-wait, or what Prefer asks (wait=N shorter, respond-async not at
-// all), ended early when the server drains. It reports false when it
-// answered with an error itself.
-func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) (*gengate.Outcome, bool) {
+// all), ended early when the server drains. The task exists: when it
+// cannot be read back, it is answered as it was (202 for an active one).
+func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) *gengate.Outcome {
 	wait := a.svc.SyncWait
 	var applied []string
 	switch {
@@ -67,7 +65,7 @@ func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o 
 		w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
 	}
 	if wait <= 0 || !o.Task.Status.Active() {
-		return o, true
+		return o
 	}
 	ctx, stop := a.waitContext(r)
 	waited, err := a.svc.Wait(ctx, accountID, o.Task.ID, wait)
@@ -77,10 +75,13 @@ func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o 
 	}
 	stop()
 	if err != nil {
-		writeError(w, r, a.log, err)
-		return nil, false
+		// The task exists (its transaction committed): a failure to read
+		// it back answers with the task as it was, never an error.
+		a.log.WarnContext(r.Context(), "waiting for a task failed; answering with it as it was",
+			"jobId", o.Task.ID, "err", err, "requestId", requestID(r))
+		return o
 	}
-	return waited, true
+	return waited
 }
 
 // bodyReader keeps the first error its reader returned.
@@ -225,9 +226,7 @@ func (a *api) handleAdvance() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		if o, ok := a.await(w, r, accountID, o, parsePrefer(r.Header.Values("Prefer"))); ok {
-			a.writeOutcome(w, r, o)
-		}
+		a.writeOutcome(w, r, a.await(w, r, accountID, o, parsePrefer(r.Header.Values("Prefer"))))
 	})
 }
 
