@@ -12,6 +12,7 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/fetch"
+	"github.com/gengate/gengate/internal/sqlstore"
 )
 
 // Config is every setting of gengate serve. Each flag falls back to an
@@ -32,6 +33,8 @@ type Config struct {
 	MaxBody      int64
 	RateLimit    float64
 	RateBurst    int
+	// DBConns is the most PostgreSQL connections the process opens at once.
+	DBConns int
 	// MaxInputMemory and MaxDecodeMemory are the input decode budgets
 	// (fetch.Config): per image, and for all inputs in flight.
 	MaxInputMemory  int64
@@ -86,6 +89,8 @@ func (c *Config) Validate() error {
 		return errors.New("--provider-check-timeout must be ≥ 0")
 	case c.TaskLease < time.Second:
 		return errors.New("--task-lease must be ≥ 1s")
+	case c.DBConns < 1:
+		return errors.New("--db-conns must be ≥ 1")
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return errors.New("--rate-limit and --rate-burst must be ≥ 0")
 	case c.UploadRetention < time.Minute:
@@ -224,6 +229,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
+		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 	}
 	errs = append(errs, c.Accounts.add(f))

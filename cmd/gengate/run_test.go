@@ -249,6 +249,7 @@ func TestRunUsage(t *testing.T) {
 		{"serve", "--workers", "0"},
 		{"serve", "--role", "boss"},
 		{"serve", "--task-lease", "10ms"},
+		{"serve", "--db-conns", "0"},
 		{"serve", "extra"},
 	} {
 		var stdout, stderr bytes.Buffer

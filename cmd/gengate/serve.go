@@ -63,7 +63,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		b.SetMaxJobs(max)
 	}
-	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data)
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns))
 	if err != nil {
 		return err
 	}

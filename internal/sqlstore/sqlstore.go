@@ -51,14 +51,19 @@ func IsPostgres(url string) bool {
 
 // Open opens the database and brings its schema up to date. url is a
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
-func Open(ctx context.Context, url, dataDir string) (*DB, error) {
+func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
+	o := options{postgresConns: DefaultPostgresConns}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	s := &DB{postgres: IsPostgres(url), url: url}
 	var err error
 	dbFile := "" // the SQLite file in dataDir, whose modes Open sets
 	if s.postgres {
 		s.db, err = sql.Open("pgx", url)
 		if err == nil {
-			s.db.SetMaxOpenConns(20)
+			s.db.SetMaxOpenConns(o.postgresConns)
+			s.db.SetMaxIdleConns(o.postgresConns)
 		}
 	} else {
 		if url == "" {
@@ -138,6 +143,23 @@ func (s *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// DefaultPostgresConns is the default size of a process's PostgreSQL pool
+// (serve --db-conns). A process also holds one connection for LISTEN, and
+// one more while it runs a cluster-wide job (Exclusive).
+const DefaultPostgresConns = 10
+
+type options struct{ postgresConns int }
+
+// Option changes how Open opens the database.
+type Option func(*options)
+
+// WithPostgresConns sets the most connections the process opens to
+// PostgreSQL at once (at least 1); requests beyond it wait for one to be
+// free. It does not apply to SQLite (one writer, ReadConns readers).
+func WithPostgresConns(n int) Option {
+	return func(o *options) { o.postgresConns = max(n, 1) }
 }
 
 // ReadConns is the size of the pool of SQLite read connections.
@@ -250,6 +272,13 @@ func (s *DB) listenOnce(ctx context.Context, fn func(channel, payload string)) e
 		}
 		fn(n.Channel, n.Payload)
 	}
+}
+
+// isNotPlain reports whether err is gengate_create_task's GG001: the
+// request is a replay or a refusal, and nothing was written.
+func isNotPlain(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "GG001"
 }
 
 // isUnique reports whether err is a unique-constraint violation.

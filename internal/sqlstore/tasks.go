@@ -128,6 +128,24 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	if err != nil {
 		return res, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}
+	if s.postgres {
+		// One round trip for the common case; the account row's lock is
+		// held for one statement and its commit, not for a conversation.
+		var balance int
+		err := s.db.QueryRowContext(ctx, `SELECT gengate_create_task($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+			$11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
+			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
+			encodeRoute(t.Route), t.KeyID, encodeInputURLs(t.InputURLs), gengate.UTCDay(t.CreatedAt)).Scan(&balance)
+		if err == nil {
+			return gengate.CreateResult{Task: t, Balance: balance}, nil
+		}
+		if !isNotPlain(err) && !isUnique(err) {
+			return res, err
+		}
+		// Not a plain success, and nothing was written: the transaction
+		// below tells replays and refusals apart.
+	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		// existing reports whether the idempotency key already names a
 		// task, and makes that task, with its outputs, the result.
