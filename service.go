@@ -29,6 +29,9 @@ type Service struct {
 	// SyncWait caps how long a generate call waits for its result; zero
 	// answers every call at once with its task.
 	SyncWait time.Duration
+	// FreeLimit, when set, paces each API key's calls of free models
+	// (cost 0), which no balance bounds; see paceFree.
+	FreeLimit Limiter
 	// ReviewTerms hold a prompt containing any of them in review before
 	// any engine runs, matched however the prompt spells them (case,
 	// width, accents, invisible characters, look-alike letters: see
@@ -167,6 +170,9 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 		return nil, err
 	}
 	cost := req.Model.Quote(req.Options)
+	if err := s.paceFree(key, cost); err != nil {
+		return nil, err
+	}
 	acct, err := s.Store.FindAccount(ctx, key.AccountID)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,9 @@ type Config struct {
 	RateBurst    int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
+	// FreeRateLimit and FreeRateBurst pace free-model calls per key.
+	FreeRateLimit float64
+	FreeRateBurst int
 	// MaxInputMemory and MaxDecodeMemory are the input decode budgets
 	// (fetch.Config): per image, and for all inputs in flight.
 	MaxInputMemory  int64
@@ -91,6 +94,8 @@ func (c *Config) Validate() error {
 		return errors.New("--task-lease must be ≥ 1s")
 	case c.DBConns < 1:
 		return errors.New("--db-conns must be ≥ 1")
+	case c.FreeRateLimit < 0 || c.FreeRateBurst < 0:
+		return errors.New("--free-rate-limit and --free-rate-burst must be ≥ 0")
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return errors.New("--rate-limit and --rate-burst must be ≥ 0")
 	case c.UploadRetention < time.Minute:
@@ -231,6 +236,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
+		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per API key (0: no limit); over it 429 RATE_LIMITED"),
+		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls a key may make at once under --free-rate-limit"),
 	}
 	errs = append(errs, c.Accounts.add(f))
 	if err := errors.Join(errs...); err != nil {

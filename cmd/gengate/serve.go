@@ -96,6 +96,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Lease:           cfg.TaskLease,
 		UploadRetention: cfg.UploadRetention,
 	}
+	if cfg.FreeRateLimit > 0 {
+		svc.FreeLimit = httpapi.NewLimiter(cfg.FreeRateLimit, cfg.FreeRateBurst)
+	}
 	var firstLink func(base string) // prints the first-start member's set-up link
 	if cfg.Role != "worker" {       // the key is for someone calling the API
 		if firstLink, err = firstStart(ctx, store, stdout, cfg); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/fetch"
+	"github.com/gengate/gengate/internal/httpapi"
 )
 
 // memUse is what a piece of work cost the test process's memory.
@@ -240,4 +241,30 @@ func costOf(t *testing.T, s *stack, id string) int {
 		t.Fatal(err)
 	}
 	return task.Cost
+}
+
+// TestFreeModelsPaced: calls of free models (cost 0, which no balance
+// bounds) are paced per key: over the burst they get 429 RATE_LIMITED with
+// Retry-After before anything is fetched or stored, while paid models and
+// other keys go on.
+func TestFreeModelsPaced(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{noWorkers: true})
+	s.svc.FreeLimit = httpapi.NewLimiter(0.001, 2) // two at once, then one every 1000 s
+	_, key := s.account(100)
+	_, other := s.account(100)
+	free := map[string]any{"type": "image", "modelId": "remove-bg", "imageUrl": dataURL("image/png", testPNG(t, 16, 16))}
+	for range 2 {
+		wantAccepted(t, s.generate(key, free, async))
+	}
+	r := s.generate(key, free, async)
+	wantProblem(t, r, http.StatusTooManyRequests, gengate.ERateLimited)
+	if ra := r.Header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Errorf("Retry-After %q", ra)
+	}
+	if n := s.taskCount(); n != 2 {
+		t.Errorf("%d tasks, want 2", n)
+	}
+	wantAccepted(t, s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, async))
+	wantAccepted(t, s.generate(other, free, async))
 }

@@ -54,6 +54,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if e.Code == gengate.EOverloaded && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(overloadedRetryAfter))
 	}
+	if secs, ok := e.Extra["retryAfter"].(int); ok && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	writeProblem(w, r, status, e)
 }
 

@@ -28,6 +28,14 @@ func newLimiter(perSecond float64, burst int) *limiter {
 	return &limiter{every: rate.Limit(perSecond), burst: burst, keys: map[string]*rate.Limiter{}}
 }
 
+// NewLimiter returns a per-key pace of perSecond calls with bursts of
+// burst (default the rate, rounded up), kept in this process: the
+// service's pace of free-model calls.
+func NewLimiter(perSecond float64, burst int) gengate.Limiter { return newLimiter(perSecond, burst) }
+
+// Wait is wait, for gengate.Limiter.
+func (l *limiter) Wait(key string, now time.Time) time.Duration { return l.wait(key, now) }
+
 // wait returns how long the key must wait before its next call, or 0 when
 // the call may go now (and is counted).
 func (l *limiter) wait(keyID string, now time.Time) time.Duration {
