@@ -27,9 +27,10 @@ const EvalSigma = 25
 // the blind EstimateNoise sigma), RGB PSNR against the clean image, mean
 // over the set. It also reports the noise estimator's mean absolute error
 // at sigma 15/25/50 on CBSD68 and the denoising speed on a synthetic 1 MP
-// image. When picDir is not empty a few noisy/denoised PNG pairs are
-// written there (they derive from research-licensed images: never commit
-// them).
+// image, and the do-no-harm rows of EvaluateHarm (clean, noisy and faded
+// photos through the whole pipeline). When picDir is not empty a few
+// noisy/denoised PNG pairs are written there (they derive from
+// research-licensed images: never commit them).
 func Evaluate(dataDir, picDir string) ([]imageops.Result, error) {
 	cbsd, err := listPNG(filepath.Join(dataDir, "denoise-cbsd68"))
 	if err != nil {
@@ -65,6 +66,11 @@ func Evaluate(dataDir, picDir string) ([]imageops.Result, error) {
 		imageops.Result{Model: model, Metric: "noise estimate MAE σ=15/25/50 (CBSD68)", Value: noiseErr, Unit: "σ levels",
 			Peer: "-", Target: "≤ 1.5", Pass: noiseErr <= 1.5},
 	)
+	harm, err := EvaluateHarm(dataDir, picDir)
+	if err != nil {
+		return nil, err
+	}
+	res = append(res, harm...)
 	wall, cpu := Speed()
 	res = append(res, imageops.Result{Model: model, Metric: fmt.Sprintf("denoise σ=25 speed, %d cores", runtime.GOMAXPROCS(0)),
 		Value: wall, Unit: "s/MP", Peer: "cv2 NLM 4-6 (1 thread)", Target: "< 3", Pass: wall < 3})
