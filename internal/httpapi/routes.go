@@ -79,6 +79,8 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("POST /api/v1/files", a.auth(a.rateLimit(a.handleUpload())))
 	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
 	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
+	mux.Handle("GET /api/v1/openapi.json", a.handleOpenAPI())
+	mux.Handle("GET /docs/api", a.handleAPIDocs())
 	mux.Handle("GET /files/{name}", a.handleFile())
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())

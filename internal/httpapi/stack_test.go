@@ -318,6 +318,9 @@ func (s *stack) send(c call) (response, error) {
 		return response{}, err
 	}
 	r := response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+	if msg := validateAnswer(req, resp, data); msg != "" {
+		s.t.Errorf("%s %s answered %d, which the OpenAPI document does not describe: %s\n%s", c.Method, c.Path, resp.StatusCode, msg, data)
+	}
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		if err := json.Unmarshal(data, &r.JSON); err != nil {
 			return r, fmt.Errorf("%s %s: body is not a JSON object: %v: %s", c.Method, c.Path, err, data)

@@ -1,0 +1,374 @@
+package httpapi
+
+// The OpenAPI 3.1 description of the API (GET /api/v1/openapi.json), built
+// from the routes below and, for the generate body, from the catalog: one
+// JSON Schema per model with its inputs and options. Tests validate the
+// server's real answers against it (openapi_test.go).
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gengate/gengate"
+)
+
+type obj = map[string]any
+
+func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
+
+func arr(items any) obj { return obj{"type": "array", "items": items} }
+
+func str() obj { return obj{"type": "string"} }
+
+func integer() obj { return obj{"type": "integer"} }
+
+// object is a JSON object schema; required names members always present.
+func object(props obj, required ...string) obj {
+	o := obj{"type": "object", "properties": props}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+var problemCodes = []string{
+	gengate.EInvalid, gengate.EUnsupportedOption, gengate.EUnauthorized, gengate.EInsufficient, gengate.ENotFound,
+	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
+	gengate.EUnsupportedMedia, gengate.EKeyReused, gengate.ERateLimited, gengate.EFailed, gengate.EInternal,
+	"FORBIDDEN", "CSRF_TOKEN_INVALID", "INVALID_CREDENTIALS", "INVALID_LINK", "SIGNUP_CLOSED", "EMAIL_TAKEN",
+	"SPEND_LIMIT_EXCEEDED",
+}
+
+var fieldCodes = []string{
+	gengate.FieldRequired, gengate.FieldType, gengate.FieldValue, gengate.FieldUnknown, gengate.FieldUnsupported,
+	gengate.FieldTooLong, gengate.InputFetchFailed, gengate.InputNotAllowed, gengate.InputTooLarge,
+	gengate.InputNotSupported, gengate.InputUndecodable, gengate.InputForbidden,
+}
+
+// fieldSchema is the JSON Schema of one catalog field.
+func fieldSchema(f gengate.Field) obj {
+	var s obj
+	switch f.Kind {
+	case gengate.KindEnum:
+		s = obj{"type": "string", "enum": f.Values}
+	case gengate.KindInt:
+		s = integer()
+		if len(f.Values) > 0 {
+			s["enum"] = f.Values
+		}
+	case gengate.KindNumber:
+		s = obj{"type": "number"}
+	case gengate.KindBool:
+		s = obj{"type": "boolean"}
+	case string(gengate.KindImage), string(gengate.KindVideo):
+		s = obj{"type": "string", "description": "the " + f.Kind + " by http(s) URL, data: URL or gengate file URL (an upload or an output)"}
+	default:
+		s = str()
+		if f.MaxLength > 0 {
+			s["maxLength"] = f.MaxLength
+		}
+	}
+	if f.Min != nil {
+		s["minimum"] = *f.Min
+	}
+	if f.Max != nil {
+		s["maximum"] = *f.Max
+	}
+	if f.Default != nil {
+		s["default"] = f.Default
+	}
+	if f.Description != "" {
+		s["description"] = f.Description
+	}
+	return s
+}
+
+// modelSchema is the generate body of one model.
+func modelSchema(m *gengate.Model) obj {
+	props := obj{"type": obj{"const": m.Type}, "modelId": obj{"const": m.ID}}
+	required := []string{"type", "modelId"}
+	nested := obj{}
+	var nestedRequired []string
+	for _, f := range m.Fields() {
+		if name, ok := strings.CutPrefix(f.Name, "inputs."); ok {
+			nested[name] = fieldSchema(f)
+			if f.Required {
+				nestedRequired = append(nestedRequired, name)
+			}
+			continue
+		}
+		props[f.Name] = fieldSchema(f)
+		if f.Required {
+			required = append(required, f.Name)
+		}
+	}
+	in := obj{"type": "object", "properties": nested, "additionalProperties": false}
+	if len(nestedRequired) > 0 {
+		in["required"] = nestedRequired
+	}
+	props["inputs"] = in
+	return obj{"type": "object", "title": m.Name, "description": m.Description, "properties": props,
+		"required": required, "additionalProperties": false}
+}
+
+// response is one documented answer.
+func response(desc string, schema obj, headers ...string) obj {
+	r := obj{"description": desc}
+	if schema != nil {
+		ct := "application/json"
+		if schema["$ref"] == "#/components/schemas/Problem" {
+			ct = "application/problem+json"
+		}
+		r["content"] = obj{ct: obj{"schema": schema}}
+	}
+	h := obj{"X-Request-Id": obj{"description": "identifies the request in the logs", "schema": str()}}
+	for _, name := range headers {
+		h[name] = obj{"schema": str()}
+	}
+	r["headers"] = h
+	return r
+}
+
+func problem(desc string) obj { return response(desc, ref("Problem")) }
+
+// op is one operation: its summary, whether it takes a key, and its answers.
+func op(summary string, auth bool, responses obj, extra ...obj) obj {
+	o := obj{"summary": summary, "responses": responses}
+	if auth {
+		o["security"] = []obj{{"bearer": []string{}}, {"apiKey": []string{}}, {"session": []string{}}}
+		responses["401"] = response("missing, invalid or revoked API key", ref("Problem"), "WWW-Authenticate")
+		responses["500"] = problem("INTERNAL")
+		if _, ok := responses["403"]; !ok {
+			responses["403"] = problem("CSRF_TOKEN_INVALID: a session cookie without its X-CSRF-Token on a method other than GET")
+		}
+	} else {
+		o["security"] = []obj{}
+	}
+	for _, e := range extra {
+		for k, v := range e {
+			o[k] = v
+		}
+	}
+	return o
+}
+
+func jsonBody(schema obj) obj {
+	return obj{"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": schema}}}}
+}
+
+func pathParam(name string) obj {
+	return obj{"parameters": []obj{{"name": name, "in": "path", "required": true, "schema": str()}}}
+}
+
+func queryParams(names ...string) obj {
+	ps := []obj{}
+	for _, n := range names {
+		ps = append(ps, obj{"name": n, "in": "query", "required": false, "schema": str()})
+	}
+	return obj{"parameters": ps}
+}
+
+// openAPIDocs caches the encoded document per catalog.
+var openAPIDocs sync.Map // *gengate.Catalog → []byte
+
+func openAPIJSON(c *gengate.Catalog) []byte {
+	if b, ok := openAPIDocs.Load(c); ok {
+		return b.([]byte)
+	}
+	b, _ := json.Marshal(OpenAPI(c))
+	openAPIDocs.Store(c, b)
+	return b
+}
+
+// OpenAPI returns the API's OpenAPI 3.1 document for a catalog.
+func OpenAPI(c *gengate.Catalog) obj {
+	var models []any
+	schemas := obj{}
+	for _, m := range c.Models() {
+		name := "Generate_" + m.ID
+		schemas[name] = modelSchema(m)
+		models = append(models, ref(name))
+	}
+	anyObj := obj{"type": "object"}
+	schemas["GenerateRequest"] = obj{"oneOf": models, "description": "one schema per model, chosen by modelId"}
+	schemas["FieldError"] = object(obj{"field": str(), "code": obj{"type": "string", "enum": fieldCodes}, "message": str()}, "field", "code", "message")
+	schemas["Problem"] = object(obj{
+		"type": str(), "title": str(), "status": integer(), "detail": str(),
+		"code":      obj{"type": "string", "enum": problemCodes},
+		"requestId": str(), "errors": arr(ref("FieldError")), "omittedErrors": integer(),
+		"jobId": str(), "jobStatus": str(), "reason": str(), "refunded": obj{"type": "boolean"},
+		"creditsRefunded": integer(), "remainingCredits": integer(), "requiredCredits": integer(),
+	}, "type", "title", "status", "detail", "code")
+	schemas["ImageResult"] = object(obj{"jobId": str(), "images": arr(str()), "remainingCredits": integer()}, "jobId", "images", "remainingCredits")
+	schemas["VideoResult"] = object(obj{"jobId": str(), "video": str(), "remainingCredits": integer()}, "jobId", "video", "remainingCredits")
+	schemas["TaskAccepted"] = object(obj{"jobId": str(), "status": obj{"const": "processing"}, "statusUrl": str()}, "jobId", "status", "statusUrl")
+	schemas["TaskRecord"] = object(obj{
+		"jobId": str(), "status": obj{"type": "string", "enum": []string{"processing", "succeeded", "failed", "needs_review", "canceled"}},
+		"type": str(), "modelId": str(), "cost": integer(), "createdAt": str(), "updatedAt": str(), "completedAt": str(),
+		"statusUrl": str(), "images": arr(str()), "video": str(), "error": anyObj,
+	}, "jobId", "status", "type", "modelId", "cost", "createdAt", "updatedAt", "statusUrl")
+	schemas["Field"] = object(obj{"name": str(), "kind": str(), "required": obj{"type": "boolean"}, "description": str(),
+		"values": obj{"type": "array"}, "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(), "default": obj{}}, "name", "kind")
+	schemas["Model"] = object(obj{"id": str(), "type": str(), "name": str(), "description": str(), "credits": integer(),
+		"varies": obj{"type": "boolean"}, "pricing": anyObj, "inputs": arr(ref("Field")), "options": arr(ref("Field")),
+		"engine": str(), "placeholder": obj{"type": "boolean"}, "typicalLatencySeconds": integer(), "legacy": obj{"type": "boolean"}},
+		"id", "type", "name", "credits", "inputs", "options", "engine", "placeholder")
+	schemas["Upload"] = object(obj{"url": str(), "contentType": str(), "size": integer(), "expiresAt": str()}, "url", "contentType", "size")
+	schemas["OpenAIImagesResponse"] = object(obj{"created": integer(), "output_format": str(),
+		"data": arr(object(obj{"url": str(), "b64_json": str()}))}, "created", "data")
+	schemas["OpenAIError"] = object(obj{"error": object(obj{"message": str(), "type": str(),
+		"param": obj{"type": []string{"string", "null"}}, "code": obj{"type": []string{"string", "null"}}}, "message", "type")}, "error")
+	schemas["OpenAIImageRequest"] = object(obj{"model": obj{"type": "string", "description": "a gengate modelId"}, "prompt": str(),
+		"n": integer(), "size": str(), "response_format": obj{"enum": []string{"url", "b64_json"}}, "output_format": str(), "quality": str()}, "model")
+	schemas["Page"] = object(obj{"data": arr(anyObj), "nextCursor": str()}, "data")
+
+	oaErr := func(desc string) obj {
+		return obj{"description": desc, "content": obj{"application/json": obj{"schema": ref("OpenAIError")}}, "headers": obj{"x-should-retry": obj{"schema": str()}}}
+	}
+	oaOK := obj{"description": "the images", "content": obj{"application/json": obj{"schema": ref("OpenAIImagesResponse")}}}
+	oaResponses := func() obj {
+		return obj{"200": oaOK, "400": oaErr("bad parameter, or a failed generation caused by its input"), "401": oaErr("bad key"),
+			"404": oaErr("unknown model"), "409": oaErr("in review"), "413": oaErr("body too large"),
+			"429": oaErr("insufficient_quota or rate_limit_exceeded"), "500": oaErr("internal error"),
+			"502": oaErr("generation failed upstream (refunded)"), "503": oaErr("generation_pending"), "504": oaErr("deadline exceeded (refunded)")}
+	}
+	outcome := func() obj {
+		return obj{
+			"200": response("finished: the images or the video", obj{"oneOf": []any{ref("ImageResult"), ref("VideoResult")}}),
+			"202": response("still running: poll statusUrl", ref("TaskAccepted"), "Location", "Retry-After"),
+			"404": problem("NOT_FOUND"),
+			"409": problem("GENERATION_NEEDS_REVIEW, or a failure refunded after review (GENERATION_FAILED)"),
+			"422": problem("GENERATION_FAILED: the input or the prompt was refused (refunded)"),
+			"502": problem("GENERATION_FAILED: the upstream failed (refunded)"),
+			"504": problem("GENERATION_FAILED: deadline exceeded (refunded)"),
+		}
+	}
+	gen := outcome()
+	delete(gen, "404")
+	for k, v := range (obj{
+		"400": problem("INVALID_REQUEST or UNSUPPORTED_MODEL_OPTION; errors[] names each field"),
+		"402": problem("INSUFFICIENT_CREDITS or SPEND_LIMIT_EXCEEDED"),
+		"413": problem("PAYLOAD_TOO_LARGE"), "415": problem("UNSUPPORTED_MEDIA_TYPE"),
+		"422": problem("IDEMPOTENCY_KEY_REUSED, or GENERATION_FAILED on the input (refunded)"),
+		"429": response("RATE_LIMITED", ref("Problem"), "Retry-After"),
+	}) {
+		gen[k] = v
+	}
+	generateParams := obj{"parameters": []obj{
+		{"name": "Idempotency-Key", "in": "header", "required": false, "schema": obj{"type": "string", "maxLength": 255}},
+		{"name": "Prefer", "in": "header", "required": false, "schema": str(), "description": "respond-async, or wait=N seconds"},
+	}}
+	page := func(desc string) obj {
+		return obj{"200": response(desc, ref("Page")), "400": problem("INVALID_REQUEST naming the bad parameter")}
+	}
+	okObj := func(desc string) obj { return response(desc, anyObj) }
+	session := object(obj{"member": anyObj, "accountId": str(), "accountName": str(), "operator": obj{"type": "boolean"}, "csrfToken": str()})
+
+	paths := obj{
+		"/api/v1/generate": obj{"post": op("Create a generation task and wait for its result (Prefer: respond-async or wait=N)", true, gen,
+			jsonBody(ref("GenerateRequest")), generateParams)},
+		"/api/v1/models": obj{"get": op("List the models this server serves", true, obj{"200": response("the models",
+			object(obj{"models": arr(ref("Model"))}, "models"))})},
+		"/api/generation/jobs/{id}": obj{
+			"get":  op("Read a task record", true, obj{"200": response("the task", ref("TaskRecord"), "Retry-After"), "404": problem("NOT_FOUND")}, pathParam("id")),
+			"post": op("Run the task's next step now and answer like generate", true, outcome(), pathParam("id")),
+		},
+		"/api/generation/jobs": obj{"get": op("List the account's tasks, newest first", true, page("a page of task records"),
+			queryParams("status", "modelId", "type", "limit", "cursor"))},
+		"/api/v1/files": obj{"post": op("Upload an input file (raw body or multipart/form-data with a file part)", true, obj{
+			"201": response("the file's URL, usable as any input", ref("Upload"), "Location"),
+			"400": problem("INPUT_UNDECODABLE or a missing file part"), "413": problem("INPUT_TOO_LARGE"),
+			"415": problem("INPUT_UNSUPPORTED_TYPE"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After"),
+		}, obj{"requestBody": obj{"required": true, "content": obj{
+			"application/octet-stream": obj{"schema": obj{"type": "string", "format": "binary"}},
+			"image/*":                  obj{"schema": obj{"type": "string", "format": "binary"}},
+			"video/*":                  obj{"schema": obj{"type": "string", "format": "binary"}},
+			"multipart/form-data":      obj{"schema": object(obj{"file": obj{"type": "string", "format": "binary"}}, "file")},
+		}}})},
+		"/files/{name}": obj{"get": op("Download an output or an upload (the token is the credential)", false, obj{
+			"200": obj{"description": "the file", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
+			"206": obj{"description": "a range of the file", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
+			"304": obj{"description": "not modified"},
+			"404": problem("NOT_FOUND"),
+		}, pathParam("name"))},
+		"/v1/images/generations": obj{"post": op("OpenAI-compatible image generation (model is a gengate modelId)", true, oaResponses(),
+			obj{"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("OpenAIImageRequest")}}}})},
+		"/v1/images/edits": obj{"post": op("OpenAI-compatible image edit (multipart: image or image[], mask)", true, oaResponses(),
+			obj{"requestBody": obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": object(obj{
+				"model": str(), "prompt": str(), "image": obj{"type": "string", "format": "binary"}, "mask": obj{"type": "string", "format": "binary"},
+			}, "model", "image")}}}})},
+		"/api/v1/openapi.json": obj{"get": op("This document", false, obj{"200": response("OpenAPI 3.1", anyObj)})},
+		"/docs/api": obj{"get": op("This document as an HTML reference page", false, obj{"200": obj{"description": "HTML",
+			"content": obj{"text/html": obj{"schema": str()}}}})},
+		"/healthz": obj{"get": op("The process runs", false, obj{"200": response("ok", object(obj{"status": str()}, "status"))})},
+		"/readyz": obj{"get": op("The database answers", false, obj{"200": response("ready", object(obj{"status": str()}, "status")),
+			"503": response("unavailable", object(obj{"status": str()}, "status"))})},
+		"/metrics": obj{"get": op("Prometheus metrics", false, obj{"200": obj{"description": "Prometheus text", "content": obj{"text/plain": obj{"schema": str()}}}})},
+		// The account area (docs/api.md has its members in full).
+		"/api/v1/auth/signin":  obj{"post": op("Sign in with email and password", false, obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_CREDENTIALS"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After")})},
+		"/api/v1/auth/link":    obj{"post": op("Use a one-time link", false, obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_LINK")})},
+		"/api/v1/auth/signup":  obj{"post": op("Open sign-up", false, obj{"201": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "403": problem("SIGNUP_CLOSED"), "409": problem("EMAIL_TAKEN")})},
+		"/api/v1/auth/signout": obj{"post": op("Sign out", false, obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID")})},
+		"/api/v1/auth/session": obj{"get": op("The current session", false, obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")})},
+		"/api/v1/auth/config":  obj{"get": op("Sign-up configuration", false, obj{"200": response("config", object(obj{"openSignup": obj{"type": "boolean"}}, "openSignup"))})},
+		"/api/v1/account":      obj{"get": op("The caller's account", true, obj{"200": okObj("the account")})},
+		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true, page("a page of ledger entries"),
+			queryParams("limit", "cursor"))},
+		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", ref("Page")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
+		"/api/v1/keys": obj{
+			"get":  op("The account's API keys", true, obj{"200": response("keys", ref("Page"))}),
+			"post": op("Create an API key (the secret is shown once)", true, obj{"201": okObj("the key with its secret"), "400": problem("INVALID_REQUEST")}, jsonBody(anyObj)),
+		},
+		"/api/v1/keys/{keyId}": obj{
+			"patch":  op("Rename a key or set its daily spend limit", true, obj{"200": okObj("the key"), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}, pathParam("keyId"), jsonBody(anyObj)),
+			"delete": op("Revoke a key", true, obj{"204": obj{"description": "revoked"}, "404": problem("NOT_FOUND")}, pathParam("keyId")),
+		},
+		"/api/v1/quote": obj{
+			"post": op("Price a generate body without charging", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST"), "402": problem("SPEND_LIMIT_EXCEEDED")}, jsonBody(ref("GenerateRequest"))),
+			"get":  op("Price a request given as query parameters", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST")}),
+		},
+		"/api/v1/admin/accounts": obj{
+			"get":  op("Operator: accounts", true, obj{"200": response("accounts", ref("Page")), "403": problem("FORBIDDEN")}, queryParams("q", "limit", "cursor")),
+			"post": op("Operator: create an account", true, obj{"201": okObj("the account and its set-up link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "409": problem("EMAIL_TAKEN")}, jsonBody(anyObj)),
+		},
+		"/api/v1/admin/accounts/{id}":         obj{"get": op("Operator: one account", true, obj{"200": okObj("the account"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"))},
+		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, obj{"200": okObj("the balance"), "402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"), jsonBody(anyObj))},
+		"/api/v1/admin/accounts/{id}/link":    obj{"post": op("Operator: a sign-in link", true, obj{"200": okObj("the link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"), jsonBody(anyObj))},
+		"/api/v1/admin/review":                obj{"get": op("Operator: tasks in review", true, obj{"200": response("tasks", ref("Page")), "403": problem("FORBIDDEN")}, queryParams("limit", "cursor"))},
+		"/api/v1/admin/review/{jobId}":        obj{"post": op("Operator: settle a review", true, obj{"200": response("the task", ref("TaskRecord")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND"), "409": problem("CONFLICT")}, pathParam("jobId"), jsonBody(anyObj))},
+		"/api/v1/admin/engines":               obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", ref("Page")), "403": problem("FORBIDDEN")})},
+	}
+	return obj{
+		"openapi": "3.1.0",
+		"info": obj{"title": "gengate", "version": "1",
+			"description": "Image and video generation models behind one API, with API keys, credits, idempotent retries and durable tasks. docs/api.md is the prose reference."},
+		"paths": paths,
+		"components": obj{"schemas": schemas, "securitySchemes": obj{
+			"bearer":  obj{"type": "http", "scheme": "bearer"},
+			"apiKey":  obj{"type": "apiKey", "in": "header", "name": "X-API-Key"},
+			"session": obj{"type": "apiKey", "in": "cookie", "name": "gengate_session"},
+		}},
+	}
+}
+
+// handleOpenAPI is GET /api/v1/openapi.json.
+func (a *api) handleOpenAPI() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(openAPIJSON(a.svc.Catalog))
+	})
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m obj) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,176 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/httpapi"
+)
+
+// Every answer a test of this package reads through stack.send is
+// validated against the OpenAPI document (libopenapi-validator): its status
+// must be documented for the path and method, and its body must match the
+// schema. Answers for paths or methods the document does not have (the
+// 404 of an unknown path, a 405) are what the document leaves out on
+// purpose.
+
+var (
+	specOnce sync.Once
+	specVal  validator.Validator
+	specErr  error
+	seenMu   sync.Mutex
+	seen     = map[string]bool{} // "METHOD /path status"
+)
+
+func specValidator() (validator.Validator, error) {
+	specOnce.Do(func() {
+		c, err := gengate.DefaultCatalog()
+		if err != nil {
+			specErr = err
+			return
+		}
+		data, _ := json.Marshal(httpapi.OpenAPI(c))
+		doc, err := libopenapi.NewDocument(data)
+		if err != nil {
+			specErr = err
+			return
+		}
+		v, errs := validator.NewValidator(doc)
+		if len(errs) > 0 {
+			specErr = fmt.Errorf("%v", errs)
+			return
+		}
+		specVal = v
+	})
+	return specVal, specErr
+}
+
+// validateAnswer checks one real answer against the document; it returns
+// "" when it conforms or is out of the document's scope.
+func validateAnswer(req *http.Request, resp *http.Response, body []byte) string {
+	v, err := specValidator()
+	if err != nil {
+		return "the OpenAPI document does not load: " + err.Error()
+	}
+	r := &http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
+	ok, errs := v.ValidateHttpResponse(req, r)
+	if ok {
+		if tmpl := specPath(req); tmpl != "" {
+			seenMu.Lock()
+			seen[fmt.Sprintf("%s %s %d", req.Method, tmpl, resp.StatusCode)] = true
+			seenMu.Unlock()
+		}
+		return ""
+	}
+	var msgs []string
+	for _, e := range errs {
+		if e.ValidationType == "path" && (resp.StatusCode == 404 || resp.StatusCode == 405) {
+			return "" // an unknown path or method: outside the document
+		}
+		msgs = append(msgs, e.Message+": "+e.Reason)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// specPath is the document's path template matching the request.
+func specPath(req *http.Request) string {
+	p := req.URL.Path
+	for _, prefix := range []string{"/api/generation/jobs/", "/files/", "/api/v1/keys/", "/api/v1/admin/review/"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && rest != "" && !strings.Contains(rest, "/") {
+			name := map[string]string{"/api/generation/jobs/": "{id}", "/files/": "{name}", "/api/v1/keys/": "{keyId}", "/api/v1/admin/review/": "{jobId}"}[prefix]
+			return prefix + name
+		}
+	}
+	return p
+}
+
+// TestOpenAPIDocument: the document is a valid OpenAPI 3.1 document, is
+// served as it is built, has a schema per model, and the reference page
+// shows every path and model.
+func TestOpenAPIDocument(t *testing.T) {
+	v, err := specValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, errs := v.ValidateDocument(); !ok {
+		for _, e := range errs {
+			t.Errorf("document: %s: %s", e.Message, e.Reason)
+		}
+	}
+	s := newStack(t, stackOpts{noWorkers: true})
+	r := s.do(call{Method: "GET", Path: "/api/v1/openapi.json"})
+	wantStatus(t, r, http.StatusOK)
+	if r.str("openapi") != "3.1.0" {
+		t.Errorf("openapi %q", r.str("openapi"))
+	}
+	schemas := r.JSON["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, m := range s.svc.Catalog.Models() {
+		sc, ok := schemas["Generate_"+m.ID].(map[string]any)
+		if !ok {
+			t.Errorf("no schema for %s", m.ID)
+			continue
+		}
+		props := sc["properties"].(map[string]any)
+		for _, f := range m.Fields() {
+			if _, ok := props[f.Name]; !ok && !strings.HasPrefix(f.Name, "inputs.") {
+				t.Errorf("schema of %s lacks %s", m.ID, f.Name)
+			}
+		}
+	}
+	page := s.do(call{Method: "GET", Path: "/docs/api"})
+	wantStatus(t, page, http.StatusOK)
+	html := string(page.Body)
+	for p := range r.JSON["paths"].(map[string]any) {
+		if !strings.Contains(html, "<code>"+p+"</code>") {
+			t.Errorf("/docs/api does not show %s", p)
+		}
+	}
+	for _, m := range s.svc.Catalog.Models() {
+		if !strings.Contains(html, `id="model-`+m.ID+`"`) {
+			t.Errorf("/docs/api does not show model %s", m.ID)
+		}
+	}
+	if strings.Contains(html, "<script") || strings.Contains(html, "http://") || strings.Contains(html, "https://") {
+		t.Error("/docs/api loads scripts or external assets")
+	}
+}
+
+// TestOpenAPIRejectsUndocumented: the validation the suite relies on does
+// catch an answer the document does not describe.
+func TestOpenAPIRejectsUndocumented(t *testing.T) {
+	req, _ := http.NewRequest("GET", "http://x/api/v1/models", nil)
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}}
+	if msg := validateAnswer(req, resp, []byte(`{"models": "not a list"}`)); msg == "" {
+		t.Error("a models answer with a string for the list passed")
+	}
+	resp.StatusCode = 418
+	if msg := validateAnswer(req, resp, []byte(`{}`)); msg == "" {
+		t.Error("an undocumented status passed")
+	}
+}
+
+// documentedStatuses lists "METHOD /path status" for every documented answer.
+func documentedStatuses() []string {
+	c, _ := gengate.DefaultCatalog()
+	var out []string
+	for p, item := range httpapi.OpenAPI(c)["paths"].(map[string]any) {
+		for m, o := range item.(map[string]any) {
+			for st := range o.(map[string]any)["responses"].(map[string]any) {
+				out = append(out, fmt.Sprintf("%s %s %s", strings.ToUpper(m), p, st))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
