@@ -39,13 +39,13 @@ var problemCodes = []string{
 	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
 	gengate.EUnsupportedMedia, gengate.EKeyReused, gengate.ERateLimited, gengate.EFailed, gengate.EInternal,
 	"FORBIDDEN", "CSRF_TOKEN_INVALID", "INVALID_CREDENTIALS", "INVALID_LINK", "SIGNUP_CLOSED", "EMAIL_TAKEN",
-	"SPEND_LIMIT_EXCEEDED",
+	"SPEND_LIMIT_EXCEEDED", gengate.EOverloaded,
 }
 
 var fieldCodes = []string{
 	gengate.FieldRequired, gengate.FieldType, gengate.FieldValue, gengate.FieldUnknown, gengate.FieldUnsupported,
 	gengate.FieldTooLong, gengate.InputFetchFailed, gengate.InputNotAllowed, gengate.InputTooLarge,
-	gengate.InputNotSupported, gengate.InputUndecodable, gengate.InputForbidden,
+	gengate.InputNotSupported, gengate.InputUndecodable, gengate.InputForbidden, "INPUT_DECODE_TOO_LARGE",
 }
 
 // fieldSchema is the JSON Schema of one catalog field.
@@ -141,6 +141,9 @@ func op(summary string, auth bool, responses obj, extra ...obj) obj {
 		o["security"] = []obj{{"bearer": []string{}}, {"apiKey": []string{}}, {"session": []string{}}}
 		responses["401"] = response("missing, invalid or revoked API key", ref("Problem"), "WWW-Authenticate")
 		responses["500"] = problem("INTERNAL")
+		if _, ok := responses["503"]; !ok {
+			responses["503"] = response("OVERLOADED: this process's decoding or CPU work is all taken; nothing was charged", ref("Problem"), "Retry-After")
+		}
 		if _, ok := responses["403"]; !ok {
 			responses["403"] = problem("CSRF_TOKEN_INVALID: a session cookie without its X-CSRF-Token on a method other than GET")
 		}
@@ -292,6 +295,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"200": obj{"description": "the file", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 			"206": obj{"description": "a range of the file", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 			"304": obj{"description": "not modified"},
+			"416": obj{"description": "the range is outside the file"},
 			"404": problem("NOT_FOUND"),
 		}, pathParam("name"))},
 		"/v1/images/generations": obj{"post": op("OpenAI-compatible image generation (model is a gengate modelId)", true, oaResponses(),
@@ -306,7 +310,10 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/healthz": obj{"get": op("The process runs", false, obj{"200": response("ok", object(obj{"status": str()}, "status"))})},
 		"/readyz": obj{"get": op("The database answers", false, obj{"200": response("ready", object(obj{"status": str()}, "status")),
 			"503": response("unavailable", object(obj{"status": str()}, "status"))})},
-		"/metrics": obj{"get": op("Prometheus metrics", false, obj{"200": obj{"description": "Prometheus text", "content": obj{"text/plain": obj{"schema": str()}}}})},
+		"/metrics": obj{"get": op("Prometheus metrics: on the operator listener, or here with --metrics-token as a Bearer token", false, obj{
+			"200": obj{"description": "Prometheus text", "content": obj{"text/plain": obj{"schema": str()}}},
+			"401": problem("UNAUTHORIZED: the metrics token is missing or wrong"),
+			"404": problem("NOT_FOUND: no metrics on this listener (no --metrics-token)")})},
 		// The account area (docs/api.md has its members in full).
 		"/api/v1/auth/signin":  obj{"post": op("Sign in with email and password", false, obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_CREDENTIALS"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After")})},
 		"/api/v1/auth/link":    obj{"post": op("Use a one-time link", false, obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_LINK")})},

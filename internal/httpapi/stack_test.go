@@ -319,7 +319,7 @@ func (s *stack) send(c call) (response, error) {
 	}
 	r := response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 	if msg := validateAnswer(req, resp, data); msg != "" {
-		s.t.Errorf("%s %s answered %d, which the OpenAPI document does not describe: %s\n%s", c.Method, c.Path, resp.StatusCode, msg, data)
+		s.t.Errorf("%s %s answered %d, which the OpenAPI document does not describe (add it to internal/httpapi/openapi.go): %s\n%s", c.Method, c.Path, resp.StatusCode, msg, data)
 	}
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		if err := json.Unmarshal(data, &r.JSON); err != nil {
