@@ -158,6 +158,8 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 		writeError(w, r, a.log, &gengate.Error{Code: gengate.ENeedsReview,
 			Message: reviewMessage,
 			Extra:   map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "remainingCredits": o.Balance}})
+	case t.Status == gengate.StatusCanceled:
+		writeError(w, r, a.log, canceledProblem(o))
 	default:
 		extra := map[string]any{"jobId": t.ID, "jobStatus": t.Status.Public(), "refunded": true,
 			"creditsRefunded": t.Cost, "remainingCredits": o.Balance}
@@ -267,6 +269,8 @@ func (a *api) taskRecord(r *http.Request, t *gengate.Task) map[string]any {
 			e["reason"] = reason
 		}
 		body["error"] = e
+	case gengate.StatusCanceled:
+		body["error"] = canceledRecord(t)
 	case gengate.StatusNeedsReview:
 		body["error"] = map[string]any{"code": gengate.ENeedsReview,
 			"message": reviewMessage}

@@ -76,6 +76,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /api/v1/models", a.auth(a.handleModels()))
 	mux.Handle("POST /api/generation/jobs/{id}", a.auth(a.handleAdvance()))
 	mux.Handle("GET /api/generation/jobs/{id}", a.auth(a.handleRead()))
+	mux.Handle("POST /api/generation/jobs/{id}/cancel", a.auth(a.handleCancel()))
 	mux.Handle("POST /api/v1/files", a.auth(a.rateLimit(a.handleUpload())))
 	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
 	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
@@ -92,6 +93,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("/api/v1/generate", a.handleMethodNotAllowed("POST"))
 	mux.Handle("/api/v1/models", a.handleMethodNotAllowed("GET, HEAD"))
 	mux.Handle("/api/generation/jobs/{id}", a.handleMethodNotAllowed("GET, HEAD, POST"))
+	mux.Handle("/api/generation/jobs/{id}/cancel", a.handleMethodNotAllowed("POST"))
 	mux.Handle("/api/v1/files", a.handleMethodNotAllowed("POST"))
 	if cfg.Console != nil {
 		mux.Handle("GET /{$}", cfg.Console)

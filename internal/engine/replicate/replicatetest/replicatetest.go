@@ -61,6 +61,10 @@ type pred struct {
 	failWith                            string
 	output                              any
 	created                             time.Time
+	// started is when the prediction began running (zero while starting):
+	// Replicate's started_at, which says whether a canceled prediction
+	// ran (and was billed).
+	started time.Time
 }
 
 // New starts a fake Replicate API, closed when the test ends.
@@ -304,6 +308,9 @@ func (s *Server) advance(p *pred) {
 		return
 	}
 	p.polls++
+	if p.started.IsZero() {
+		p.started = time.Now().UTC()
+	}
 	if p.held || p.polls < s.Polls() {
 		p.status = "processing"
 		return
@@ -383,6 +390,9 @@ func (s *Server) object(p *pred) map[string]any {
 		"logs": "", "output": nil, "error": nil, "data_removed": false, "source": "api",
 		"created_at": p.created.Format(time.RFC3339Nano),
 		"urls":       map[string]string{"get": base, "cancel": base + "/cancel", "web": "https://replicate.com/p/" + p.id},
+	}
+	if !p.started.IsZero() {
+		obj["started_at"] = p.started.Format(time.RFC3339Nano)
 	}
 	switch p.status {
 	case "succeeded":

@@ -1,0 +1,55 @@
+package fal
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/upstream"
+)
+
+// CancelWork stops a request a client canceled and says what fal confirms
+// (gengate.ConfirmingCanceler). fal bills a request when a runner works on
+// it, so the request's status is read first:
+//   - IN_QUEUE, then the cancel answered 202 CANCELLATION_REQUESTED: no
+//     runner took it, nothing is charged (CancelBeforeCharge);
+//   - IN_PROGRESS, then 202: the runner is signalled but may have been
+//     billed (CancelRequested);
+//   - COMPLETED, or the cancel answered 400 ALREADY_COMPLETED: too late
+//     (CancelTooLate), the result is delivered.
+//
+// A request that leaves the queue between the two calls is the one window
+// in which a refund may follow work fal billed; fal offers no atomic
+// "cancel if queued".
+func (e *Engine) CancelWork(ctx context.Context, job gengate.Job, upstreamID string) (gengate.Cancellation, error) {
+	prefix, err := parseID(upstreamID)
+	if err != nil {
+		return 0, err
+	}
+	var st status
+	if err := e.client.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: prefix + "/status"}, &st); err != nil {
+		return 0, err
+	}
+	if st.Status == "COMPLETED" {
+		return gengate.CancelTooLate, nil
+	}
+	c := *e.client
+	var failStatus int
+	c.Explain = func(s int, body []byte) (string, string) {
+		failStatus = s
+		return explain(s, body)
+	}
+	var ans struct {
+		Status string `json:"status"`
+	}
+	err = c.Poll(ctx, upstream.Request{Method: http.MethodPut, Path: prefix + "/cancel"}, &ans)
+	switch {
+	case err != nil && failStatus == http.StatusBadRequest:
+		return gengate.CancelTooLate, nil // ALREADY_COMPLETED
+	case err != nil:
+		return 0, err
+	case st.Status == "IN_QUEUE" && ans.Status == "CANCELLATION_REQUESTED":
+		return gengate.CancelBeforeCharge, nil
+	}
+	return gengate.CancelRequested, nil
+}
