@@ -128,7 +128,7 @@ func idempotentUpstream(eng Engine) bool {
 // under that lease (Store.FinishTask): a task is canceled or succeeded,
 // never both, and refunded at most once.
 func (s *Service) Cancel(ctx context.Context, accountID, id string) (*Outcome, error) {
-	ctx = context.WithoutCancel(ctx) // a cancel that started ends its writes
+	ctx = context.WithoutCancel(ctx)           // a cancel that started ends its writes
 	deadline := time.Now().Add(CancelBusyWait) // wall time: how long the caller waits
 	wait := 50 * time.Millisecond
 	for {

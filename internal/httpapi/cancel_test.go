@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -59,6 +60,15 @@ func TestCancelEndpoint(t *testing.T) {
 		wantProblem(t, r, http.StatusNotFound, gengate.ENotFound)
 
 		// A finished task: 409 TASK_FINISHED, unchanged.
+		for { // a worker's steps
+			did, err := s.svc.RunNext(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !did {
+				break
+			}
+		}
 		wantStatus(t, s.do(call{Method: "POST", Path: jobPath(id3), Key: h.key}), http.StatusOK)
 		before := s.balance(h.account)
 		r = s.do(call{Method: "POST", Path: jobPath(id3) + "/cancel", Key: h.key})
