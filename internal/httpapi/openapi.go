@@ -39,7 +39,7 @@ var problemCodes = []string{
 	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
 	gengate.EUnsupportedMedia, gengate.EKeyReused, gengate.ERateLimited, gengate.EFailed, gengate.EInternal,
 	"FORBIDDEN", "CSRF_TOKEN_INVALID", "INVALID_CREDENTIALS", "INVALID_LINK", "SIGNUP_CLOSED", "EMAIL_TAKEN",
-	"SPEND_LIMIT_EXCEEDED", gengate.EOverloaded,
+	"SPEND_LIMIT_EXCEEDED", gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
 }
 
 var fieldCodes = []string{
@@ -243,7 +243,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"200": response("finished: the images or the video", obj{"oneOf": []any{ref("ImageResult"), ref("VideoResult")}}),
 			"202": response("still running: poll statusUrl", ref("TaskAccepted"), "Location", "Retry-After"),
 			"404": problem("NOT_FOUND"),
-			"409": problem("GENERATION_NEEDS_REVIEW, or a failure refunded after review (GENERATION_FAILED)"),
+			"409": problem("GENERATION_NEEDS_REVIEW, GENERATION_CANCELED (final), or a failure refunded after review (GENERATION_FAILED)"),
 			"422": problem("GENERATION_FAILED: the input or the prompt was refused (refunded)"),
 			"502": problem("GENERATION_FAILED: the upstream failed (refunded)"),
 			"504": problem("GENERATION_FAILED: deadline exceeded (refunded)"),
@@ -278,6 +278,14 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/generation/jobs/{id}": obj{
 			"get":  op("Read a task record", true, obj{"200": response("the task", ref("TaskRecord"), "Retry-After"), "404": problem("NOT_FOUND")}, pathParam("id")),
 			"post": op("Run the task's next step now and answer like generate", true, outcome(), pathParam("id")),
+		},
+		"/api/generation/jobs/{id}/cancel": obj{
+			"post": op("Cancel a task (docs/api.md has the rule table)", true, obj{
+				"200": response("the canceled task, with remainingCredits", ref("TaskRecord")),
+				"404": problem("NOT_FOUND"),
+				"409": response("TASK_FINISHED, TASK_BUSY (with Retry-After), or CONFLICT for a task in review; nothing changed", ref("Problem"), "Retry-After"),
+				"503": response("OVERLOADED: the provider could not be asked; nothing changed", ref("Problem"), "Retry-After"),
+			}, pathParam("id")),
 		},
 		"/api/generation/jobs": obj{"get": op("List the account's tasks, newest first", true, page("a page of task records"),
 			queryParams("status", "modelId", "type", "limit", "cursor"))},
