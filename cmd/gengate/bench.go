@@ -344,3 +344,114 @@ func benchBare(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	return nil
 }
+
+// benchWaiters is "gengate bench waiters": the memory a gengate process
+// takes to hold many synchronous generate calls at once. It starts gengate
+// (a child process, --sandbox-delay so that every call waits), sends
+// --count synchronous generates at once over as many connections, reads
+// the server's RSS once every call's task exists (all are waiting), and
+// then waits for every answer: each must be a 200.
+func benchWaiters(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var data, database, model string
+	var count int
+	var delay time.Duration
+	f := newFlags("bench waiters", getenv, stderr)
+	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
+	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
+	f.StringVar(&model, "model", "flux", "model of the generate requests")
+	f.IntVar(&count, "count", 10000, "synchronous calls held at once (each needs a file descriptor here and in the server)")
+	f.DurationVar(&delay, "sandbox-delay", 20*time.Second, "--sandbox-delay of the gengate under test: how long each call waits")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if count < 1 {
+		return errors.New("--count must be ≥ 1")
+	}
+	if data == "" {
+		dir, err := os.MkdirTemp("", "gengate-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		data = dir
+	}
+	key, err := benchKey(ctx, database, data)
+	if err != nil {
+		return err
+	}
+	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
+		"--database", database, "--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count+64),
+		"--sync-wait", (delay + 5*time.Minute).String())
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	store, err := sqlstore.Open(ctx, database, data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	idle := srv.rss()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: -1, DisableKeepAlives: true}}
+	start := time.Now()
+	var ok, failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for i := range count {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"type":"image","modelId":%q,"prompt":"waiter %d"}`, model, i)
+			req, err := http.NewRequestWithContext(ctx, "POST", srv.base+"/api/v1/generate", strings.NewReader(body))
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := hc.Do(req)
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err.Error())
+				return
+			}
+			ok.Add(1)
+		})
+	}
+	// Every call waits once its task exists.
+	var waiting time.Duration
+	for {
+		counts, err := store.CountTasks(ctx)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, c := range counts {
+			n += c
+		}
+		if n+int(failed.Load()) >= count {
+			waiting = time.Since(start)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	held := srv.rss()
+	fmt.Fprintf(stdout, "gengate bench waiters: %d synchronous calls, --sandbox-delay %s\n", count, delay)
+	fmt.Fprintf(stdout, "all waiting after %s: server RSS %d MB (idle %d MB), %.1f KB per waiter\n",
+		waiting.Round(time.Millisecond), held>>20, idle>>20, float64(held-idle)/1024/float64(count))
+	wg.Wait()
+	fmt.Fprintf(stdout, "answered: %d with 200, %d otherwise, after %s\n", ok.Load(), failed.Load(), time.Since(start).Round(time.Millisecond))
+	if e, _ := firstErr.Load().(string); e != "" {
+		fmt.Fprintf(stdout, "  first error: %s\n", e)
+	}
+	return nil
+}

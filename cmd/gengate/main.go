@@ -64,6 +64,7 @@ commands:
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
   version                             print the version
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
+  bench waiters [--count N]           server memory while N synchronous calls wait
 
 API client commands (--url U --key K, or GENGATE_URL, GENGATE_KEY):
   generate --model M --prompt P [--image FILE|URL] [--option k=v ...] [--out DIR] [--async]
@@ -145,6 +146,8 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return evalBuiltin(ctx, rest, getenv, stdout, stderr)
 	case "bench submit":
 		return benchSubmit(ctx, rest, getenv, stdout, stderr)
+	case "bench waiters":
+		return benchWaiters(ctx, rest, getenv, stdout, stderr)
 	case "bench bare":
 		return benchBare(ctx, rest, getenv, stdout, stderr)
 	case "generate ":
