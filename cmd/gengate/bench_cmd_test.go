@@ -35,3 +35,19 @@ func TestBenchSubmit(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchWaiters runs "gengate bench waiters" with a few calls: it
+// reports the server's memory while they wait, and every call answered 200.
+func TestBenchWaiters(t *testing.T) {
+	out, err := exec.Command(binary(t), "bench", "waiters", "--count", "20", "--sandbox-delay", "1s",
+		"--data", t.TempDir()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`server RSS [1-9]\d* MB \(idle \d+ MB\), [\d.]+ KB per waiter`).Match(out) {
+		t.Errorf("no memory figures in\n%s", out)
+	}
+	if !regexp.MustCompile(`answered: 20 with 200, 0 otherwise`).Match(out) {
+		t.Errorf("not every call answered 200:\n%s", out)
+	}
+}
