@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"image"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -15,8 +16,26 @@ import (
 )
 
 // openAIClient is OpenAI's official Go SDK pointed at the stack.
+// Every answer it reads is validated against the OpenAPI document.
 func (s *stack) openAIClient(key string, opts ...option.RequestOption) openai.Client {
-	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(s.URL + "/v1/"), option.WithAPIKey(key)}, opts...)...)
+	validate := func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(r)
+		if err != nil {
+			return resp, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if msg := validateAnswer(r, resp, body); msg != "" {
+			s.t.Errorf("%s %s answered %d, which the OpenAPI document does not describe: %s\n%s", r.Method, r.URL.Path, resp.StatusCode, msg, body)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(s.URL + "/v1/"), option.WithAPIKey(key),
+		option.WithMiddleware(validate)}, opts...)...)
 }
 
 // TestOpenAIGenerate: the SDK's Images.Generate runs a gengate model and

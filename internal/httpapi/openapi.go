@@ -139,8 +139,12 @@ func op(summary string, auth bool, responses obj, extra ...obj) obj {
 	o := obj{"summary": summary, "responses": responses}
 	if auth {
 		o["security"] = []obj{{"bearer": []string{}}, {"apiKey": []string{}}, {"session": []string{}}}
-		responses["401"] = response("missing, invalid or revoked API key", ref("Problem"), "WWW-Authenticate")
-		responses["500"] = problem("INTERNAL")
+		if _, ok := responses["401"]; !ok {
+			responses["401"] = response("missing, invalid or revoked API key", ref("Problem"), "WWW-Authenticate")
+		}
+		if _, ok := responses["500"]; !ok {
+			responses["500"] = problem("INTERNAL")
+		}
 		if _, ok := responses["503"]; !ok {
 			responses["503"] = response("OVERLOADED: this process's decoding or CPU work is all taken; nothing was charged", ref("Problem"), "Retry-After")
 		}
@@ -236,7 +240,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 		return obj{"200": oaOK, "400": oaErr("bad parameter, or a failed generation caused by its input"), "401": oaErr("bad key"),
 			"404": oaErr("unknown model"), "409": oaErr("in review"), "413": oaErr("body too large"),
 			"429": oaErr("insufficient_quota or rate_limit_exceeded"), "500": oaErr("internal error"),
-			"502": oaErr("generation failed upstream (refunded)"), "503": oaErr("generation_pending"), "504": oaErr("deadline exceeded (refunded)")}
+			"502": oaErr("generation failed upstream (refunded)"), "503": oaErr("generation_pending, or overloaded"), "504": oaErr("deadline exceeded (refunded)"),
+			"403": oaErr("refused")}
 	}
 	outcome := func() obj {
 		return obj{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -173,4 +174,21 @@ func documentedStatuses() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestMain runs the suite; with GENGATE_OPENAPI_COVERAGE=1 it then lists
+// the documented answers no test produced.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if os.Getenv("GENGATE_OPENAPI_COVERAGE") != "" {
+		var missing []string
+		for _, d := range documentedStatuses() {
+			if !seen[d] {
+				missing = append(missing, d)
+			}
+		}
+		fmt.Printf("openapi: %d of %d documented answers produced by the suite; not produced:\n  %s\n",
+			len(documentedStatuses())-len(missing), len(documentedStatuses()), strings.Join(missing, "\n  "))
+	}
+	os.Exit(code)
 }
