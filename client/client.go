@@ -477,8 +477,9 @@ func jobError(j *Job) error {
 	return e
 }
 
-// Cancel asks the server to cancel a task. A server without the cancel
-// endpoint answers ErrCancelUnsupported.
+// Cancel asks the server to cancel a task (POST .../cancel) and returns
+// the task as it then is; docs/api.md says what is refunded when. A server
+// without the cancel endpoint answers ErrCancelUnsupported.
 func (cl *Client) Cancel(ctx context.Context, id string) (*Job, error) {
 	if _, err := cl.Job(ctx, id); err != nil {
 		return nil, err // an unknown task is NOT_FOUND, whatever the server supports

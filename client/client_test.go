@@ -162,8 +162,15 @@ func TestTypedErrors(t *testing.T) {
 	if err != nil || job.Status != "needs_review" {
 		t.Errorf("the reviewed job reads %+v, %v", job, err)
 	}
-	if _, err := c.Cancel(ctx, e.JobID); !errors.Is(err, client.ErrCancelUnsupported) {
-		t.Errorf("cancel: %v, want ErrCancelUnsupported", err)
+	canceled, err := c.Cancel(ctx, e.JobID)
+	if err != nil || canceled.Status != "canceled" || !canceled.Done() {
+		t.Errorf("cancel of a task in review: %+v, %v", canceled, err)
+	}
+	if _, err := c.Wait(ctx, e.JobID, nil); !errors.As(err, &e) || e.Code != "GENERATION_CANCELED" {
+		t.Errorf("waiting for a canceled task: %v", err)
+	}
+	if again, err := c.Cancel(ctx, canceled.ID); err != nil || again.Status != "canceled" {
+		t.Errorf("canceling again: %+v, %v", again, err)
 	}
 	if _, err := c.Job(ctx, "00000000-0000-4000-8000-000000000000"); !errors.As(err, &e) || e.Code != client.CodeNotFound {
 		t.Errorf("unknown job: %v", err)
