@@ -100,6 +100,9 @@ type Progress struct {
 	UpstreamID string
 	Outputs    []Output
 	RetryAfter time.Duration
+	// Report is what the engine learned of unfinished work (progress.go);
+	// nil when it learned nothing.
+	Report *Report
 }
 
 // Output is one finished file.

@@ -765,6 +765,7 @@ func (s *Service) progress(ctx context.Context, t *Task, p Progress) error {
 	if p.UpstreamID != "" {
 		t.UpstreamID = p.UpstreamID
 	}
+	s.saveReport(ctx, t, p.Report) // progress.go
 	t.RunAt = s.now().Add(max(p.RetryAfter, s.pollInterval(t)))
 	return s.Store.SaveStep(ctx, t, true)
 }

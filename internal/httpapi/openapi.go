@@ -216,6 +216,9 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"jobId": str(), "status": obj{"type": "string", "enum": []string{"processing", "succeeded", "failed", "needs_review", "canceled"}},
 		"type": str(), "modelId": str(), "cost": integer(), "createdAt": str(), "updatedAt": str(), "completedAt": str(),
 		"statusUrl": str(), "images": arr(str()), "video": str(), "error": anyObj,
+		"route": object(obj{"engine": str(), "upstream": str()}, "engine"),
+		"progress": object(obj{"queuePosition": integer(), "upstreamStatus": str(), "percent": obj{"type": "number"},
+			"logs": arr(str()), "updatedAt": str()}, "logs", "updatedAt"),
 	}, "jobId", "status", "type", "modelId", "cost", "createdAt", "updatedAt", "statusUrl")
 	schemas["Field"] = object(obj{"name": str(), "kind": str(), "required": obj{"type": "boolean"}, "description": str(),
 		"values": obj{"type": "array"}, "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(), "default": obj{}}, "name", "kind")

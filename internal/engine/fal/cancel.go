@@ -53,3 +53,20 @@ func (e *Engine) CancelWork(ctx context.Context, job gengate.Job, upstreamID str
 	}
 	return gengate.CancelRequested, nil
 }
+
+// report is what a status read says of an unfinished request: its place
+// in the queue while IN_QUEUE, the status word, and the latest log lines
+// (cleaned of secrets). fal gives no percentage.
+func (st status) report(c *upstream.Client) *gengate.Report {
+	r := &gengate.Report{Status: st.Status}
+	if st.Status == "IN_QUEUE" {
+		pos := st.QueuePosition
+		r.QueuePosition = &pos
+	}
+	lines := make([]string, 0, len(st.Logs))
+	for _, l := range st.Logs {
+		lines = append(lines, c.Clean(l.Message))
+	}
+	r.Logs = gengate.TailLogs(lines)
+	return r
+}

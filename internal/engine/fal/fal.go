@@ -106,8 +106,12 @@ func parseID(id string) (prefix string, err error) {
 type status struct {
 	Status        string `json:"status"`
 	QueuePosition int    `json:"queue_position"`
-	Error         string `json:"error"`
-	ErrorType     string `json:"error_type"`
+	// Logs come with ?logs=1: the app's log lines so far.
+	Logs []struct {
+		Message string `json:"message"`
+	} `json:"logs"`
+	Error     string `json:"error"`
+	ErrorType string `json:"error_type"`
 }
 
 // Check reads the request's status and, once completed, its result,
@@ -118,12 +122,12 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 		return gengate.Progress{}, err
 	}
 	var st status
-	if err := e.client.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: prefix + "/status"}, &st); err != nil {
+	if err := e.client.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: prefix + "/status?logs=1"}, &st); err != nil {
 		return gengate.Progress{}, err
 	}
 	switch st.Status {
 	case "IN_QUEUE", "IN_PROGRESS":
-		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job, st.QueuePosition)}, nil
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job, st.QueuePosition), Report: st.report(e.client)}, nil
 	case "COMPLETED":
 	default:
 		return gengate.Progress{}, fmt.Errorf("fal: unknown request status %q", e.client.Clean(st.Status))

@@ -38,3 +38,17 @@ func (e *Engine) CancelWork(ctx context.Context, job gengate.Job, upstreamID str
 	}
 	return gengate.CancelRequested, nil
 }
+
+// report is what a read of an unfinished prediction says: its status, the
+// latest log lines (cleaned of secrets) and the percentage of the last
+// progress bar in them. Replicate gives no queue position.
+func (p prediction) report(c *upstream.Client) *gengate.Report {
+	lines := strings.Split(c.Clean(p.Logs), "\n")
+	// A progress bar redraws itself with carriage returns: keep its last state.
+	for i, l := range lines {
+		if j := strings.LastIndex(strings.TrimRight(l, "\r"), "\r"); j >= 0 {
+			lines[i] = l[j+1:]
+		}
+	}
+	return &gengate.Report{Status: p.Status, Logs: gengate.TailLogs(lines), Percent: gengate.LogPercent(lines)}
+}

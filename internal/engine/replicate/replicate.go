@@ -102,6 +102,8 @@ type prediction struct {
 	Output      json.RawMessage `json:"output"`
 	Error       json.RawMessage `json:"error"`
 	DataRemoved bool            `json:"data_removed"`
+	// Logs is the model's output so far (progress bars included).
+	Logs string `json:"logs"`
 }
 
 // Submit creates the job's prediction.
@@ -151,7 +153,7 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	}
 	switch p.Status {
 	case "starting", "processing":
-		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job)}, nil
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job), Report: p.report(e.client)}, nil
 	case "succeeded":
 	case "failed", "canceled", "aborted":
 		return gengate.Progress{}, failure(p, e.client)

@@ -163,7 +163,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ownerApp, id, rest := parts[0]+"/"+parts[1], parts[3], strings.Join(parts[4:], "/")
 		switch {
 		case r.Method == http.MethodGet && rest == "status":
-			s.status(w, ownerApp, id)
+			s.status(w, ownerApp, id, r.URL.Query().Get("logs") == "1")
 		case r.Method == http.MethodGet && rest == "":
 			s.result(w, ownerApp, id)
 		case r.Method == http.MethodPut && rest == "cancel":
@@ -293,7 +293,7 @@ func (s *Server) find(ownerAppID, id string) *job {
 	return j
 }
 
-func (s *Server) status(w http.ResponseWriter, oa, id string) {
+func (s *Server) status(w http.ResponseWriter, oa, id string, logs bool) {
 	if status, ok := s.TakePollFailure(); ok {
 		failWith(w, status)
 		return
@@ -323,7 +323,19 @@ func (s *Server) status(w http.ResponseWriter, oa, id string) {
 		if polled {
 			st = "IN_PROGRESS"
 		}
-		writeJSON(w, http.StatusAccepted, map[string]any{"status": st, "queue_position": 0, "response_url": base})
+		out := map[string]any{"status": st, "response_url": base}
+		if st == "IN_QUEUE" {
+			out["queue_position"] = 0
+		}
+		if logs { // fal sends logs with ?logs=1 only
+			lines := []any{}
+			if polled {
+				lines = append(lines, map[string]any{"message": "Loading model weights", "level": "INFO", "source": "user", "timestamp": "2026-11-23T10:00:00.000Z"},
+					map[string]any{"message": "Generating image, step 14/28", "level": "INFO", "source": "user", "timestamp": "2026-11-23T10:00:01.000Z"})
+			}
+			out["logs"] = lines
+		}
+		writeJSON(w, http.StatusAccepted, out)
 		return
 	}
 	out := map[string]any{"status": "COMPLETED", "response_url": base}

@@ -394,6 +394,9 @@ func (s *Server) object(p *pred) map[string]any {
 	if !p.started.IsZero() {
 		obj["started_at"] = p.started.Format(time.RFC3339Nano)
 	}
+	if p.status == "processing" { // a model's progress bar, as tqdm prints it
+		obj["logs"] = fmt.Sprintf("Using seed: 42\nRunning prediction\n%3d%%|#####     | %d/28 [00:02<00:02, 6.00it/s]\n", min(100, p.polls*25), min(28, p.polls*7))
+	}
 	switch p.status {
 	case "succeeded":
 		obj["output"] = p.output
