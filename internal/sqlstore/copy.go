@@ -126,6 +126,9 @@ var copyTables = []copyTable{
 		{"id", colText}, {"account_id", colText}, {"blob_key", colText}, {"token", colText},
 		{"content_type", colText}, {"ext", colText}, {"size", colInt}, {"created_at", colInt}, {"expires_at", colInt},
 	}},
+	{"task_progress", "task_id", []copyColumn{
+		{"task_id", colText}, {"report", colText}, {"updated_at", colInt},
+	}},
 }
 
 // copied returns the columns CopyTo carries over.
@@ -310,7 +313,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// Keep every other writer (a gengate serve started early, whose first
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
-		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads IN EXCLUSIVE MODE`); err != nil {
+		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads, task_progress IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}
