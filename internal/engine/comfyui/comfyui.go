@@ -321,7 +321,7 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 		}
 		if st.done == nil {
 			if st.known() {
-				return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job, st)}, nil
+				return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job, st), Report: st.report()}, nil
 			}
 			// ComfyUI keeps its queue and history in memory: a restart
 			// (or a deleted queue item) loses the prompt for good.

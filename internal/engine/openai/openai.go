@@ -278,7 +278,9 @@ func (e *Engine) checkVideo(ctx context.Context, upstreamID string) (gengate.Pro
 		if v.Progress >= 80 {
 			wait = videoRetry / 2
 		}
-		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: wait}, nil
+		pct := float64(v.Progress) // the video object's own 0–100
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: wait,
+			Report: &gengate.Report{Status: v.Status, Percent: &pct}}, nil
 	case "completed":
 		if v.ExpiresAt > 0 && e.now().Unix() > v.ExpiresAt {
 			return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,

@@ -138,6 +138,10 @@ func TestVideoSuccess(t *testing.T) {
 		if err != nil || len(p.Outputs) != 0 || p.RetryAfter <= 0 {
 			t.Fatalf("check %d: %+v %v", i, p, err)
 		}
+		// The video object's progress is the task's percentage.
+		if r := p.Report; r == nil || r.Status != "in_progress" || r.Percent == nil || *r.Percent != float64(100*(i+1)/3) {
+			t.Fatalf("check %d report: %+v", i, r)
+		}
 	}
 	p, err = e.Check(ctx, job, p.UpstreamID)
 	if err != nil || len(p.Outputs) != 1 {
