@@ -12,7 +12,9 @@ import "time"
 //	   └─► needs_review (held by review terms, before any engine runs)
 //
 // An operator settles needs_review: refund (→ failed) or deliver (→ queued
-// or running again, charge kept).
+// or running again, charge kept). A client's cancel (cancel.go) moves a
+// queued or running task, or one held by the review terms, to canceled:
+// refunded when no provider charged for it.
 type Status string
 
 // Task states.
