@@ -533,6 +533,26 @@ func TestParseRequestMinimalPerModel(t *testing.T) {
 	}
 }
 
+// TestNumOutputsOneOnEveryModel: numOutputs is a general optional field
+// of the spec, so every model takes numOutputs: 1, with the cost and the
+// outputs of a request without it.
+func TestNumOutputsOneOnEveryModel(t *testing.T) {
+	c := testCatalog(t)
+	for _, m := range c.Models() {
+		t.Run(m.ID, func(t *testing.T) {
+			body := minimalBody(m)
+			body["numOutputs"] = 1
+			req, err := c.ParseRequest(mustJSON(t, body))
+			if err != nil {
+				t.Fatalf("ParseRequest(%s): %v", mustJSON(t, body), err)
+			}
+			if req.NumOutputs() != 1 || m.Quote(req.Options) != m.Credits {
+				t.Errorf("numOutputs 1: NumOutputs %d, quote %d; want 1 and %d", req.NumOutputs(), m.Quote(req.Options), m.Credits)
+			}
+		})
+	}
+}
+
 func TestParseRequestFull(t *testing.T) {
 	c := testCatalog(t)
 	body := `{"type":"video","modelId":"google-veo-3-1","prompt":"a lighthouse in a storm",
@@ -630,7 +650,9 @@ func TestParseRequestErrors(t *testing.T) {
 
 		{"square sora", `{"type":"video","modelId":"openai-sora-2","prompt":"x","aspectRatio":"1:1"}`, EUnsupportedOption, []string{"aspectRatio"}, FieldUnsupported},
 		{"numOutputs on nano-banana", `{"type":"image","modelId":"nano-banana","prompt":"x","numOutputs":2}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
-		{"numOutputs 1 on nano-banana", `{"type":"image","modelId":"nano-banana","prompt":"x","numOutputs":1}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
+		{"numOutputs 0 on nano-banana", `{"type":"image","modelId":"nano-banana","prompt":"x","numOutputs":0}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
+		{"numOutputs fraction on a video model", `{"type":"video","modelId":"kling-2-1","prompt":"x","numOutputs":1.5}`, EInvalid, []string{"numOutputs"}, FieldType},
+		{"numOutputs 2 on a video model", `{"type":"video","modelId":"kling-2-1","prompt":"x","numOutputs":2}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"too many outputs", `{"type":"image","modelId":"flux","prompt":"x","numOutputs":5}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"zero outputs", `{"type":"image","modelId":"flux","prompt":"x","numOutputs":0}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"wide gpt-image", `{"type":"image","modelId":"gpt-image-2-5-flare","prompt":"x","aspectRatio":"16:9"}`, EUnsupportedOption, []string{"aspectRatio"}, FieldUnsupported},

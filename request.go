@@ -118,6 +118,10 @@ func (c *Catalog) DecodeRequest(r io.Reader) (*Request, error) {
 	req := &Request{Model: m, Options: map[string]any{}, InputURLs: map[string]string{}, Fingerprint: b.fingerprint()}
 	for _, name := range names {
 		f, ok := m.Field(name)
+		if !ok && name == "numOutputs" {
+			v.singleOutput(m, fields[name]) // the spec's general field: 1 on every model
+			continue
+		}
 		if !ok {
 			if c.fields[name] {
 				v.unsupported(name, FieldUnsupported, fmt.Sprintf("model %q does not take %s", m.ID, name))
@@ -355,6 +359,22 @@ func (v *validator) str(obj map[string]any, name string) string {
 }
 
 // check validates one field's value and returns it normalized.
+// singleOutput checks numOutputs on a model that makes one output per
+// request: the spec makes numOutputs a general optional field, so 1 is
+// accepted (and changes nothing); more is an option the model cannot do.
+func (v *validator) singleOutput(m *Model, val any) {
+	n, ok := val.(json.Number)
+	if !ok {
+		v.bad("numOutputs", FieldType, "must be a number")
+		return
+	}
+	if i, err := n.Int64(); err != nil {
+		v.bad("numOutputs", FieldType, "must be a whole number")
+	} else if i != 1 {
+		v.unsupported("numOutputs", FieldUnsupported, fmt.Sprintf("model %q makes one output per request; numOutputs can only be 1", m.ID))
+	}
+}
+
 func (v *validator) check(f Field, val any) (any, bool) {
 	switch f.Kind {
 	case string(KindText):

@@ -277,3 +277,25 @@ func TestSyncWait(t *testing.T) {
 		wantVideo(t, r.str("video"))
 	})
 }
+
+// TestNumOutputsOneOnSingleOutputModels: the spec's general numOutputs
+// field is taken by a video model and a fixed-price image model as 1, at the
+// price of a request without it; 2 is refused before any charge.
+func TestNumOutputsOneOnSingleOutputModels(t *testing.T) {
+	s := newStack(t, stackOpts{})
+	acct, key := s.account(100)
+	r := s.generate(key, map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "x", "numOutputs": 1}, nil)
+	wantStatus(t, r, http.StatusOK)
+	wantVideo(t, r.str("video"))
+	r = s.generate(key, map[string]any{"type": "image", "modelId": "nano-banana", "prompt": "x", "numOutputs": 1}, nil)
+	wantStatus(t, r, http.StatusOK)
+	if n := len(images(t, r)); n != 1 {
+		t.Errorf("%d images, want 1", n)
+	}
+	before := s.balance(acct)
+	r = s.generate(key, map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "x", "numOutputs": 2}, nil)
+	wantProblem(t, r, http.StatusBadRequest, "UNSUPPORTED_MODEL_OPTION")
+	if got := s.balance(acct); got != before {
+		t.Errorf("balance %d after a refused request, want %d", got, before)
+	}
+}

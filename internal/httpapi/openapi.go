@@ -105,6 +105,9 @@ func modelSchema(m *gengate.Model) obj {
 			required = append(required, f.Name)
 		}
 	}
+	if _, ok := props["numOutputs"]; !ok { // the spec's general field: 1 on a single-output model
+		props["numOutputs"] = obj{"type": "integer", "const": 1, "description": "This model makes one output per request."}
+	}
 	in := obj{"type": "object", "properties": nested, "additionalProperties": false}
 	if len(nestedRequired) > 0 {
 		in["required"] = nestedRequired
