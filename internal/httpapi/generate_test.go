@@ -121,12 +121,10 @@ func TestGenerateInputImage(t *testing.T) {
 func TestRespondAsync(t *testing.T) {
 	s := newStack(t, stackOpts{sandboxDelay: 2 * time.Second})
 	acct, key := s.account(100)
-	start := time.Now()
+	// The task takes 2 s and the sync wait is 2 min: a call that waited
+	// would answer 200, so the 202 shows it answered at once.
 	r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, async)
 	id := wantAccepted(t, r)
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("respond-async took %s", el)
-	}
 	if got := r.Header.Get("Preference-Applied"); got != "respond-async" {
 		t.Errorf("Preference-Applied %q, want respond-async", got)
 	}
@@ -211,12 +209,14 @@ func TestPreferWait(t *testing.T) {
 		}
 	})
 	t.Run("wait=1 slow task", func(t *testing.T) {
-		s := newStack(t, stackOpts{sandboxDelay: 3 * time.Second})
+		// The task takes a minute: a call that did not stop at 1 s would
+		// take that long, so the upper bound is generous on a busy machine.
+		s := newStack(t, stackOpts{sandboxDelay: time.Minute})
 		_, key := s.account(100)
 		start := time.Now()
 		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=1"})
 		wantAccepted(t, r)
-		if el := time.Since(start); el < time.Second || el > 2500*time.Millisecond {
+		if el := time.Since(start); el < time.Second || el > 30*time.Second {
 			t.Errorf("answered after %s, want about 1s", el)
 		}
 	})
@@ -230,12 +230,14 @@ func TestPreferWait(t *testing.T) {
 		}
 	})
 	t.Run("wait capped by sync limit", func(t *testing.T) {
-		s := newStack(t, stackOpts{sandboxDelay: 3 * time.Second, syncWait: 300 * time.Millisecond})
+		// The task takes a minute and wait=100 asks for more: only the
+		// 300 ms sync limit ends the call well before either.
+		s := newStack(t, stackOpts{sandboxDelay: time.Minute, syncWait: 300 * time.Millisecond})
 		_, key := s.account(100)
 		start := time.Now()
 		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=100"})
 		wantAccepted(t, r)
-		if el := time.Since(start); el > 2*time.Second {
+		if el := time.Since(start); el > 30*time.Second {
 			t.Errorf("answered after %s; the sync limit is 300ms", el)
 		}
 	})
@@ -250,9 +252,10 @@ func TestSyncWait(t *testing.T) {
 		start := time.Now()
 		r := s.generate(key, map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "x"}, nil)
 		el := time.Since(start)
+		// A call that waited for the 2 s task would answer 200, not 202.
 		id := wantAccepted(t, r)
-		if el < 200*time.Millisecond || el > 1500*time.Millisecond {
-			t.Errorf("answered after %s, want about 200ms", el)
+		if el < 200*time.Millisecond {
+			t.Errorf("answered after %s, before the 200ms wait ended", el)
 		}
 		if r.Header.Get("Preference-Applied") != "" {
 			t.Errorf("Preference-Applied %q without Prefer", r.Header.Get("Preference-Applied"))
