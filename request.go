@@ -30,6 +30,9 @@ type Request struct {
 	InputURLs map[string]string
 	// Fingerprint is the SHA-256 of the canonical JSON body.
 	Fingerprint string
+	// WebhookURL is the optional webhookUrl member: where the task's
+	// final-state event is delivered (webhook.go).
+	WebhookURL string
 }
 
 // AspectRatio returns the aspectRatio option, or "".
@@ -92,10 +95,14 @@ func (c *Catalog) DecodeRequest(r io.Reader) (*Request, error) {
 		v.bad("type", FieldValue, fmt.Sprintf("model %q makes %ss, not %ss", m.ID, m.Type, typ))
 	}
 
+	webhookURL := ""
+	if raw, ok := b.top[WebhookURLField]; ok {
+		webhookURL = v.webhookURL(raw)
+	}
 	// Flatten the optional "inputs" object into "inputs.<name>" fields.
 	fields := map[string]any{}
 	for k, val := range b.top {
-		if k != "type" && k != "modelId" {
+		if k != "type" && k != "modelId" && k != WebhookURLField {
 			fields[k] = val
 		}
 	}
@@ -115,7 +122,8 @@ func (c *Catalog) DecodeRequest(r io.Reader) (*Request, error) {
 	names = append(names, b.unknown...)
 	sort.Strings(names)
 
-	req := &Request{Model: m, Options: map[string]any{}, InputURLs: map[string]string{}, Fingerprint: b.fingerprint()}
+	req := &Request{Model: m, Options: map[string]any{}, InputURLs: map[string]string{}, Fingerprint: b.fingerprint(),
+		WebhookURL: webhookURL}
 	for _, name := range names {
 		f, ok := m.Field(name)
 		if !ok && name == "numOutputs" {
@@ -243,7 +251,7 @@ func (c *Catalog) decodeBody(r io.Reader) (*body, error) {
 		switch {
 		case string(name) == "inputs":
 			return c.decodeInputs(s, b)
-		case string(name) == "type" || string(name) == "modelId" || c.fields[string(name)]:
+		case string(name) == "type" || string(name) == "modelId" || string(name) == WebhookURLField || c.fields[string(name)]:
 			v, null, err := s.scalar(1)
 			if null {
 				delete(b.top, string(name))

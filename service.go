@@ -56,6 +56,10 @@ type Service struct {
 	// UploadRetention is how long uploaded files are kept (default
 	// DefaultUploadRetention).
 	UploadRetention time.Duration
+	// WebhookGuard checks a webhookUrl's host before the task is created
+	// (the same address rule as inputs: internal/fetch.Guard). Nil allows
+	// every host.
+	WebhookGuard func(ctx context.Context, rawURL string) error
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.
@@ -187,6 +191,12 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 		Status: StatusQueued, Prompt: req.Prompt, Options: req.Options, Inputs: map[string]string{},
 		Cost: cost, IdempotencyKey: idemKey, Fingerprint: req.Fingerprint, KeyID: key.ID, InputURLs: inputURLs(req),
 		Engine: route.Engine, Route: route, RunAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	if req.WebhookURL != "" {
+		if err := s.checkWebhookTarget(ctx, req.WebhookURL); err != nil {
+			return nil, err
+		}
+		t.WebhookURL = req.WebhookURL
 	}
 	if term := s.reviewTerm(req.Prompt); term != "" {
 		t.Status, t.ReviewReason = StatusNeedsReview, ReviewTerms

@@ -75,6 +75,12 @@ type Store interface {
 	// PurgeTasks deletes task records (and with them their idempotency keys)
 	// completed before the time; creations stay. It returns how many went.
 	PurgeTasks(ctx context.Context, completedBefore time.Time) (int, error)
+	// WebhookSecret returns the account's webhook signing secret, storing
+	// fresh as it when the account has none yet.
+	WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (string, error)
+	// WebhookEvents returns the webhook events of the account's task,
+	// oldest first, and their attempts by event id.
+	WebhookEvents(ctx context.Context, accountID, taskID string) ([]*WebhookEvent, map[string][]WebhookAttempt, error)
 }
 
 // CreateResult is what CreateTask did.

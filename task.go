@@ -97,6 +97,10 @@ type Task struct {
 	CompletedAt time.Time
 	// Outputs are the creations of a succeeded task.
 	Outputs []Creation
+	// WebhookURL is where the task's final-state event goes (the request's
+	// webhookUrl), or "". The store keeps it beside the task (written with
+	// it, read only when the task finishes).
+	WebhookURL string
 }
 
 // Creation is a finished output file. Creations outlive task records.

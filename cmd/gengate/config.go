@@ -13,6 +13,7 @@ import (
 	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/sqlstore"
+	"github.com/gengate/gengate/internal/webhook"
 )
 
 // Config is every setting of gengate serve. Each flag falls back to an
@@ -30,9 +31,11 @@ type Config struct {
 	Prices       string
 	Workers      int
 	TaskLease    time.Duration
-	MaxBody      int64
-	RateLimit    float64
-	RateBurst    int
+	// WebhookTimeout bounds one webhook delivery attempt.
+	WebhookTimeout time.Duration
+	MaxBody        int64
+	RateLimit      float64
+	RateBurst      int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
 	// FreeRateLimit and FreeRateBurst pace free-model calls per key.
@@ -223,6 +226,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
+		f.dur(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "longest one webhook delivery attempt may take (connect, send, answer)"),
 		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
 		f.dur(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "longest a client may take to send a request's headers"),
 		f.dur(&c.ReadTimeout, "read-timeout", 60*time.Second, "longest a client may take to send a whole request, headers and body (a slow or endless body is cut off); waits for results are not reads"),

@@ -25,6 +25,7 @@ import (
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 	"github.com/gengate/gengate/internal/sqlstore"
+	"github.com/gengate/gengate/internal/webhook"
 	"github.com/gengate/gengate/internal/worker"
 )
 
@@ -95,6 +96,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Owner:           fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
 		Lease:           cfg.TaskLease,
 		UploadRetention: cfg.UploadRetention,
+		WebhookGuard:    fetch.TargetGuard(cfg.AllowPrivate),
 	}
 	if cfg.FreeRateLimit > 0 {
 		svc.FreeLimit = httpapi.NewLimiter(cfg.FreeRateLimit, cfg.FreeRateBurst)
@@ -125,6 +127,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go func() {
 			defer wg.Done()
 			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Grace: cfg.ShutdownGrace}, log)
+		}()
+		wg.Add(1)
+		go func() { // webhook deliveries: the outbox's loop, in every worker process
+			defer wg.Done()
+			webhook.Run(ctx, store, webhook.Config{
+				Client: fetch.TargetClient(cfg.AllowPrivate, cfg.WebhookTimeout),
+				Data:   httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
+				Lease:  cfg.WebhookTimeout + 30*time.Second,
+				Log:    log,
+			})
 		}()
 	}
 	var srvErr error

@@ -243,6 +243,7 @@ func (a *api) handleRead() http.Handler {
 		t := o.Task
 		body := a.taskRecord(r, t)
 		a.addProgress(r.Context(), body, t) // progress.go
+		a.addWebhook(r.Context(), body, t)  // webhooks.go
 		if t.Status.Active() {
 			w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(t)))
 		}

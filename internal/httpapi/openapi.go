@@ -108,6 +108,8 @@ func modelSchema(m *gengate.Model) obj {
 	if _, ok := props["numOutputs"]; !ok { // the spec's general field: 1 on a single-output model
 		props["numOutputs"] = obj{"type": "integer", "const": 1, "description": "This model makes one output per request."}
 	}
+	props["webhookUrl"] = obj{"type": "string", "format": "uri", "maxLength": gengate.MaxWebhookURLLength,
+		"description": "Where the task's final-state event is POSTed (Standard Webhooks, signed with GET /api/v1/webhooks/secret)."}
 	in := obj{"type": "object", "properties": nested, "additionalProperties": false}
 	if len(nestedRequired) > 0 {
 		in["required"] = nestedRequired
@@ -222,6 +224,11 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"route": object(obj{"engine": str(), "upstream": str()}, "engine"),
 		"progress": object(obj{"queuePosition": integer(), "upstreamStatus": str(), "percent": obj{"type": "number"},
 			"logs": arr(str()), "updatedAt": str()}, "logs", "updatedAt"),
+		"webhook": object(obj{"events": arr(object(obj{"id": str(), "type": str(), "url": str(),
+			"status": obj{"type": "string", "enum": []string{"pending", "delivered", "failed"}}, "attempts": integer(),
+			"createdAt": str(), "nextAttemptAt": str(), "deliveredAt": str(),
+			"deliveries": arr(object(obj{"attempt": integer(), "at": str(), "status": integer(), "error": str()}, "attempt", "at", "status")),
+		}, "id", "type", "url", "status", "attempts", "createdAt", "deliveries"))}, "events"),
 	}, "jobId", "status", "type", "modelId", "cost", "createdAt", "updatedAt", "statusUrl")
 	schemas["Field"] = object(obj{"name": str(), "kind": str(), "required": obj{"type": "boolean"}, "description": str(),
 		"values": obj{"type": "array"}, "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(), "default": obj{}}, "name", "kind")
@@ -323,6 +330,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 			obj{"requestBody": obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": object(obj{
 				"model": str(), "prompt": str(), "image": obj{"type": "string", "format": "binary"}, "mask": obj{"type": "string", "format": "binary"},
 			}, "model", "image")}}}})},
+		"/api/v1/webhooks/secret": obj{"get": op("The account's webhook signing secret (whsec_...), made on first use", true, obj{
+			"200": response("the secret", object(obj{"secret": str()}, "secret"))})},
 		"/api/v1/openapi.json": obj{"get": op("This document", false, obj{"200": response("OpenAPI 3.1", anyObj)})},
 		"/docs/api": obj{"get": op("This document as an HTML reference page", false, obj{"200": obj{"description": "HTML",
 			"content": obj{"text/html": obj{"schema": str()}}}})},

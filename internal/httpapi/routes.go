@@ -78,6 +78,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /api/generation/jobs/{id}", a.auth(a.handleRead()))
 	mux.Handle("POST /api/generation/jobs/{id}/cancel", a.auth(a.handleCancel()))
 	mux.Handle("POST /api/v1/files", a.auth(a.rateLimit(a.handleUpload())))
+	mux.Handle("GET /api/v1/webhooks/secret", a.auth(a.handleWebhookSecret()))
 	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
 	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
 	mux.Handle("GET /api/v1/openapi.json", a.handleOpenAPI())
@@ -95,6 +96,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("/api/generation/jobs/{id}", a.handleMethodNotAllowed("GET, HEAD, POST"))
 	mux.Handle("/api/generation/jobs/{id}/cancel", a.handleMethodNotAllowed("POST"))
 	mux.Handle("/api/v1/files", a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/webhooks/secret", a.handleMethodNotAllowed("GET, HEAD"))
 	if cfg.Console != nil {
 		mux.Handle("GET /{$}", cfg.Console)
 		mux.Handle("GET /console/", cfg.Console)

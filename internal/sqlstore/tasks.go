@@ -128,7 +128,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	if err != nil {
 		return res, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}
-	if s.postgres {
+	if s.postgres && t.WebhookURL == "" {
 		// One round trip for the common case; the account row's lock is
 		// held for one statement and its commit, not for a conversation.
 		var balance int
@@ -208,6 +208,11 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		}
 		if err := insertLedger(ctx, tx, t.AccountID, t.ID, gengate.LedgerCharge, -t.Cost, t.ModelID, t.CreatedAt); err != nil {
 			return err
+		}
+		if t.WebhookURL != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO task_webhooks (task_id, url) VALUES ($1, $2)`, t.ID, t.WebhookURL); err != nil {
+				return err
+			}
 		}
 		res.Task = t
 		return s.notify(ctx, tx, ChannelWork, t.ID)
@@ -468,6 +473,9 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 			if err := s.unspendKey(ctx, tx, t, refund); err != nil {
 				return err
 			}
+		}
+		if err := addWebhookEvent(ctx, tx, t); err != nil { // the outbox: webhooks.go
+			return err
 		}
 		return s.notify(ctx, tx, ChannelTask, t.ID)
 	})

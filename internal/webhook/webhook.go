@@ -1,0 +1,169 @@
+// Package webhook delivers the webhook events of the outbox (the
+// webhook_events table, written by the store in the transaction that
+// finishes a task) following the Standard Webhooks specification. Every
+// worker process runs the loop; an event is claimed with a lease, so two
+// processes never send the same attempt at once, and its state lives in
+// the database, so delivery survives restarts and SIGKILL (at-least-once:
+// an attempt cut short by a kill is sent again once its lease runs out).
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gengate/gengate"
+)
+
+// Store is what the loop needs of the database (internal/sqlstore).
+type Store interface {
+	ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Duration) (*gengate.WebhookEvent, error)
+	RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, status string, next time.Time) error
+	WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (string, error)
+}
+
+// Config sets the loop.
+type Config struct {
+	// Client sends the POSTs; it must guard addresses
+	// (fetch.TargetClient). Its timeout bounds one attempt.
+	Client *http.Client
+	// Data builds the event's data member, the task record
+	// (httpapi.WebhookData).
+	Data func(ctx context.Context, accountID, taskID string) (map[string]any, error)
+	// Schedule is the delay after each failed attempt (default
+	// gengate.WebhookSchedule).
+	Schedule []time.Duration
+	// Concurrency is how many deliveries run at once (default 4).
+	Concurrency int
+	// PollInterval is how often an idle loop looks for due events
+	// (default 1s); Lease how long a claimed attempt may take before
+	// another process may send it again (default 1m; longer than the
+	// client's timeout).
+	PollInterval time.Duration
+	Lease        time.Duration
+	Now          func() time.Time
+	Log          *slog.Logger
+}
+
+// DefaultTimeout bounds one delivery attempt (--webhook-timeout).
+const DefaultTimeout = 15 * time.Second
+
+// Run delivers due events until ctx ends.
+func Run(ctx context.Context, store Store, cfg Config) {
+	if cfg.Schedule == nil {
+		cfg.Schedule = gengate.WebhookSchedule
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	var wg sync.WaitGroup
+	for range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				did, err := DeliverOne(ctx, store, cfg)
+				if err != nil && ctx.Err() == nil {
+					cfg.Log.Error("deliver webhook", "err", err)
+				}
+				if did && err == nil {
+					continue
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(cfg.PollInterval):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// DeliverOne claims one due event and makes one attempt; it reports
+// whether there was one. cfg must have its defaults set (Run does).
+func DeliverOne(ctx context.Context, store Store, cfg Config) (bool, error) {
+	e, err := store.ClaimWebhookEvent(ctx, cfg.Now(), cfg.Lease)
+	if err != nil || e == nil {
+		return false, err
+	}
+	code, sendErr := send(ctx, store, cfg, e)
+	at := cfg.Now()
+	a := gengate.WebhookAttempt{N: e.Attempts, At: at, Status: code}
+	status, next := "delivered", time.Time{}
+	if sendErr != nil {
+		a.Error = sendErr.Error()
+		if d, ok := gengate.WebhookDelay(cfg.Schedule, e.Attempts); ok {
+			status, next = "pending", at.Add(d)
+		} else {
+			status = "failed"
+		}
+		cfg.Log.Warn("webhook attempt failed", "event", e.ID, "jobId", e.TaskID, "attempt", e.Attempts, "status", code,
+			"err", sendErr, "next", status)
+	}
+	if ctx.Err() != nil {
+		// Shutting down: the attempt's lease runs out and another
+		// process (or this one restarted) sends it again.
+		return true, nil
+	}
+	return true, store.RecordWebhookAttempt(context.WithoutCancel(ctx), e, a, status, next)
+}
+
+// send makes one attempt: the signed POST. It returns the receiver's
+// status (0 for none) and why the attempt failed, nil for a 2xx.
+func send(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEvent) (int, error) {
+	data, err := cfg.Data(ctx, e.AccountID, e.TaskID)
+	if err != nil {
+		return 0, fmt.Errorf("build payload: %s", gengate.ErrorMessage(err))
+	}
+	body, err := json.Marshal(map[string]any{"type": e.Type, "timestamp": e.CreatedAt.Format(time.RFC3339Nano), "data": data})
+	if err != nil {
+		return 0, err
+	}
+	secret, err := store.WebhookSecret(ctx, e.AccountID, gengate.NewWebhookSecret(), cfg.Now())
+	if err != nil {
+		return 0, fmt.Errorf("signing secret: %w", err)
+	}
+	ts := cfg.Now()
+	sig, err := gengate.SignWebhook(secret, e.ID, ts, body)
+	if err != nil {
+		return 0, fmt.Errorf("sign: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "gengate-webhooks")
+	req.Header.Set("webhook-id", e.ID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := cfg.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("receiver answered %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}

@@ -1,0 +1,173 @@
+package gengate
+
+import (
+	"context"
+	"crypto/hmac"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Webhooks follow the Standard Webhooks specification
+// (standardwebhooks.com): a task given a webhookUrl gets one event when it
+// reaches a final (or review) state. The event row is written by the store
+// in the transaction that writes the state (the outbox); a delivery loop in
+// every worker process (internal/webhook) claims due events with a lease,
+// POSTs them signed with the account's secret and retries on the
+// WebhookSchedule until one is answered 2xx.
+
+// WebhookURLField is the generate body's optional member naming where a
+// task's final-state event is delivered.
+const WebhookURLField = "webhookUrl"
+
+// MaxWebhookURLLength bounds a webhookUrl, in bytes.
+const MaxWebhookURLLength = 2048
+
+// Event types, one per final (or review) state.
+const (
+	EventSucceeded   = "generation.succeeded"
+	EventFailed      = "generation.failed"
+	EventNeedsReview = "generation.needs_review"
+	EventCanceled    = "generation.canceled"
+)
+
+// EventType is the event a task in status s sends, or "" for an active
+// status.
+func EventType(s Status) string {
+	switch s {
+	case StatusSucceeded:
+		return EventSucceeded
+	case StatusFailed:
+		return EventFailed
+	case StatusNeedsReview:
+		return EventNeedsReview
+	case StatusCanceled:
+		return EventCanceled
+	}
+	return ""
+}
+
+// WebhookSchedule is how long after each failed attempt the next one is
+// due: 5s, 30s, 2m, 10m, 30m, 1h, then every 2h, 11 of them, so the last
+// attempt comes about 25 hours after the first. Each delay gets up to 10%
+// random jitter. After the last, the event is given up (status "failed").
+var WebhookSchedule = func() []time.Duration {
+	s := []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
+	for range 11 {
+		s = append(s, 2*time.Hour)
+	}
+	return s
+}()
+
+// WebhookDelay is the delay after failed attempt n (1-based) on the
+// schedule, with jitter, and false once the schedule is spent.
+func WebhookDelay(schedule []time.Duration, n int) (time.Duration, bool) {
+	if n < 1 || n > len(schedule) {
+		return 0, false
+	}
+	d := schedule[n-1]
+	if d > 0 {
+		d += time.Duration(rand.Int64N(int64(d)/10 + 1))
+	}
+	return d, true
+}
+
+// WebhookSecretPrefix starts every signing secret.
+const WebhookSecretPrefix = "whsec_"
+
+// NewWebhookSecret returns a new signing secret: whsec_ and the base64 of
+// 32 random bytes.
+func NewWebhookSecret() string {
+	b := make([]byte, 32)
+	if _, err := cryptorand(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return WebhookSecretPrefix + base64.StdEncoding.EncodeToString(b)
+}
+
+// SignWebhook returns the webhook-signature header value for one secret:
+// "v1," and the base64 HMAC-SHA256, keyed by the secret's decoded bytes, of
+// "<id>.<unix seconds>.<body>".
+func SignWebhook(secret, id string, ts time.Time, body []byte) (string, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, WebhookSecretPrefix))
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + strconv.FormatInt(ts.Unix(), 10) + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// WebhookEvent is one event in the outbox.
+type WebhookEvent struct {
+	ID        string // the webhook-id header, the same on every attempt
+	AccountID string
+	TaskID    string
+	URL       string
+	Type      string
+	CreatedAt time.Time
+	// Status is "pending", "delivered" or "failed" (the schedule spent).
+	Status      string
+	Attempts    int
+	NextAt      time.Time
+	DeliveredAt time.Time
+	LastStatus  int    // the receiver's HTTP status of the last attempt, 0 for none
+	LastError   string // why the last attempt failed
+}
+
+// WebhookAttempt records one delivery attempt.
+type WebhookAttempt struct {
+	N      int
+	At     time.Time
+	Status int    // HTTP status, 0 when no answer came
+	Error  string // "" on success
+}
+
+// webhookURL checks the webhookUrl member: an absolute http(s) URL with a
+// host, at most MaxWebhookURLLength bytes.
+func (v *validator) webhookURL(raw any) string {
+	s, ok := raw.(string)
+	if !ok {
+		v.bad(WebhookURLField, FieldType, "must be a string")
+		return ""
+	}
+	if len(s) > MaxWebhookURLLength {
+		v.bad(WebhookURLField, FieldTooLong, "must be at most "+strconv.Itoa(MaxWebhookURLLength)+" bytes")
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		v.bad(WebhookURLField, FieldValue, "must be an absolute http or https URL without credentials")
+		return ""
+	}
+	return s
+}
+
+// checkWebhookTarget refuses a webhookUrl whose host is not allowed
+// (Service.WebhookGuard), as an INVALID_REQUEST naming the field.
+func (s *Service) checkWebhookTarget(ctx context.Context, rawURL string) error {
+	if s.WebhookGuard == nil {
+		return nil
+	}
+	if err := s.WebhookGuard(ctx, rawURL); err != nil {
+		msg := ErrorMessage(err)
+		return &Error{Code: EInvalid, Message: "invalid request: " + WebhookURLField + " " + msg,
+			Fields: []FieldError{{Field: WebhookURLField, Code: ErrorCode(err), Message: msg}}}
+	}
+	return nil
+}
+
+func cryptorand(b []byte) (int, error) { return cryptoRead(b) }
+
+var cryptoRead = crand.Read
+
+// WebhookSecret returns the account's signing secret, made on first use.
+func (s *Service) WebhookSecret(ctx context.Context, accountID string) (string, error) {
+	return s.Store.WebhookSecret(ctx, accountID, NewWebhookSecret(), s.now())
+}
