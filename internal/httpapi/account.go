@@ -44,6 +44,22 @@ func pageLimit(r *http.Request) (int, error) {
 // position ("l:<ledger id>", "t:<created ms>:<id>").
 func encodeCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
+// onePage trims a list read with one row beyond limit (so that a full
+// page can tell whether another follows) and, when there is a next page,
+// sets body's nextCursor from the page's last item.
+func onePage[T any](items []T, limit int, body map[string]any, cursor func(last T) string) []T {
+	if len(items) > limit {
+		items = items[:limit]
+		body["nextCursor"] = cursor(items[limit-1])
+	}
+	return items
+}
+
+// createdCursor is the cursor after an item ordered by creation time and id.
+func createdCursor(createdAt time.Time, id string) string {
+	return taskCursor(gengate.TaskCursor{CreatedAt: createdAt, ID: id})
+}
+
 func decodeCursor(r *http.Request, kind string) (string, bool, error) {
 	v := r.URL.Query().Get("cursor")
 	if v == "" {
@@ -133,10 +149,9 @@ func (a *api) handleLedger() http.Handler {
 			return
 		}
 		body := map[string]any{}
-		if len(entries) > limit {
-			entries = entries[:limit]
-			body["nextCursor"] = encodeCursor("l:" + strconv.FormatInt(entries[limit-1].ID, 10))
-		}
+		entries = onePage(entries, limit, body, func(e gengate.LedgerEntry) string {
+			return encodeCursor("l:" + strconv.FormatInt(e.ID, 10))
+		})
 		data := make([]map[string]any, 0, len(entries))
 		for _, e := range entries {
 			d := map[string]any{"id": strconv.FormatInt(e.ID, 10), "kind": e.Kind, "amount": e.Amount,
@@ -218,11 +233,7 @@ func (a *api) handleTasks() http.Handler {
 			return
 		}
 		body := map[string]any{}
-		if len(tasks) > limit {
-			tasks = tasks[:limit]
-			last := tasks[limit-1]
-			body["nextCursor"] = taskCursor(gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID})
-		}
+		tasks = onePage(tasks, limit, body, func(t *gengate.Task) string { return createdCursor(t.CreatedAt, t.ID) })
 		data := make([]map[string]any, 0, len(tasks))
 		for _, t := range tasks {
 			data = append(data, a.taskRecord(r, t))

@@ -65,11 +65,7 @@ func (a *api) handleAdminAccounts() http.Handler {
 			return
 		}
 		body := map[string]any{}
-		if len(accts) > limit {
-			accts = accts[:limit]
-			last := accts[limit-1]
-			body["nextCursor"] = taskCursor(gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID})
-		}
+		accts = onePage(accts, limit, body, func(a gengate.Account) string { return createdCursor(a.CreatedAt, a.ID) })
 		data := make([]map[string]any, 0, len(accts))
 		for i := range accts {
 			b, err := a.accountBody(r, &accts[i])
@@ -211,11 +207,7 @@ func (a *api) handleAdminReview() http.Handler {
 			return
 		}
 		body := map[string]any{}
-		if len(tasks) > limit {
-			tasks = tasks[:limit]
-			last := tasks[limit-1]
-			body["nextCursor"] = taskCursor(gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID})
-		}
+		tasks = onePage(tasks, limit, body, func(t *gengate.Task) string { return createdCursor(t.CreatedAt, t.ID) })
 		names := map[string]string{}
 		data := make([]map[string]any, 0, len(tasks))
 		for _, t := range tasks {
