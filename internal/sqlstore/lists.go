@@ -139,18 +139,12 @@ func (s *DB) queryTasks(ctx context.Context, query string, args ...any) ([]*geng
 	if err != nil {
 		return nil, err
 	}
-	out := []*gengate.Task{}
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	out, err := scanTasks(rows)
+	if err != nil {
 		return nil, err
+	}
+	if out == nil {
+		out = []*gengate.Task{}
 	}
 	for _, t := range out { // after the rows are closed: SQLite has one connection
 		if err := s.loadOutputs(ctx, s.db, t); err != nil {

@@ -23,6 +23,21 @@ const active = `('queued','submitting','running')`
 
 type scanner interface{ Scan(...any) error }
 
+// scanTasks reads every row of a task query and closes the rows; nil when
+// there are none.
+func scanTasks(rows *sql.Rows) ([]*gengate.Task, error) {
+	defer rows.Close()
+	var out []*gengate.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
 func scanTask(row scanner) (*gengate.Task, error) {
 	t := &gengate.Task{}
 	var options, inputs, route, inputURLs string
@@ -358,16 +373,8 @@ func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*gengate.Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanTasks(rows)
+	if err != nil {
 		return nil, err
 	}
 	// RETURNING keeps no order.
@@ -491,16 +498,7 @@ func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*gengate.Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return scanTasks(rows)
 }
 
 // FindCreation returns the creation with the URL token.
