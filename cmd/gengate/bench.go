@@ -45,14 +45,11 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	if clients < 1 || rounds < 1 || duration <= 0 {
 		return errors.New("--clients, --rounds and --duration must be positive")
 	}
-	if data == "" {
-		dir, err := os.MkdirTemp("", "gengate-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		data = dir
+	data, cleanup, err := benchData(data)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	key, err := benchKey(ctx, database, data)
 	if err != nil {
 		return err
@@ -102,6 +99,19 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 		fmt.Fprintf(stdout, "ratio gengate/bare: %.3f (best gengate round)\n", best/b.rate())
 	}
 	return nil
+}
+
+// benchData returns the data directory of the gengate under test: the
+// one given, or a temporary one that cleanup removes.
+func benchData(data string) (dir string, cleanup func(), err error) {
+	if data != "" {
+		return data, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "gengate-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // benchKey creates the account the clients use, with credits for any run.
@@ -367,14 +377,11 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	if count < 1 {
 		return errors.New("--count must be ≥ 1")
 	}
-	if data == "" {
-		dir, err := os.MkdirTemp("", "gengate-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		data = dir
+	data, cleanup, err := benchData(data)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	key, err := benchKey(ctx, database, data)
 	if err != nil {
 		return err
