@@ -65,7 +65,7 @@ func TestRetiredRoutesAreNotDefaults(t *testing.T) {
 		"google imagen-4.0-ultra-generate-001": "Imagen :predict, Vertex AI only",
 		"google imagen-4.0-fast-generate-001":  "Imagen :predict, Vertex AI only",
 	}
-	engines := map[string]bool{"sandbox": true, "builtin": true, "fal": true, "replicate": true, "openai": true, "google": true, "comfyui": true}
+	engines := map[string]bool{"sandbox": true, "builtin": true, "fal": true, "replicate": true, "openai": true, "google": true, "vertex": true, "comfyui": true}
 	c, err := gengate.DefaultCatalog()
 	if err != nil {
 		t.Fatal(err)

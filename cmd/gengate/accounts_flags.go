@@ -72,6 +72,9 @@ func providerBaseURL(p providerConfig) string {
 	if p.BaseURL != "" {
 		return p.BaseURL
 	}
+	if p.Type == "vertex" {
+		return google.VertexBaseURL(p.Location)
+	}
 	return map[string]string{"comfyui": comfyui.DefaultBaseURL, "fal": fal.DefaultBaseURL, "google": google.DefaultBaseURL,
 		"openai": openai.DefaultBaseURL, "replicate": replicate.DefaultBaseURL}[p.Type]
 }

@@ -34,6 +34,11 @@ func TestBuildEngines(t *testing.T) {
 		{name: "route to unconfigured", yaml: "routes:\n  flux:\n    - provider: fal\n", err: `routes.flux[0]: provider "fal" is not configured`},
 		{name: "route to unknown model", yaml: "routes:\n  fluxx:\n    - provider: sandbox\n", err: "routes.fluxx: no such model"},
 		{name: "sandbox takes no settings", yaml: "providers:\n  sandbox: {}\n", err: "providers.sandbox: sandbox is built in"},
+		{name: "vertex with ADC", yaml: "providers:\n  vertex:\n    project: ${GCP_PROJECT}\n    location: us-central1\n", env: map[string]string{"GCP_PROJECT": "my-project-1"}, providers: []string{"vertex"}},
+		{name: "vertex without location", yaml: "providers:\n  vertex:\n    project: my-project-1\n", err: "providers.vertex: vertex needs project and location"},
+		{name: "vertex with an api key", yaml: "providers:\n  vertex:\n    project: my-project-1\n    location: us-central1\n    apiKey: AIza0000\n", err: "providers.vertex: vertex takes credentialsFile"},
+		{name: "vertex missing credentials file", yaml: "providers:\n  vertex:\n    project: my-project-1\n    location: us-central1\n    credentialsFile: /nonexistent/sa.json\n", err: "providers.vertex: credentials file:"},
+		{name: "project on another provider", yaml: "providers:\n  google:\n    apiKey: AIza0000\n    project: my-project-1\n", err: "providers.google: project, location and credentialsFile are Vertex AI settings"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

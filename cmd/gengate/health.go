@@ -102,7 +102,8 @@ func checkProviders(ctx context.Context, engs *engines, log *slog.Logger, timeou
 }
 
 // classifyHealth reads a check's error: a refused key (401, 403, Google's
-// 400 "API key not valid"), no answer (nothing came back), or another
+// 400 "API key not valid", the Google token endpoint's 400 for a service
+// account key it refuses), no answer (nothing came back), or another
 // answer. Engines clean their messages of secrets.
 func classifyHealth(err error) providerHealth {
 	if err == nil {
@@ -116,7 +117,8 @@ func classifyHealth(err error) providerHealth {
 	case ue.Status == 0:
 		return providerHealth{Status: healthNoAnswer, Detail: ue.Message}
 	case ue.Status == http.StatusUnauthorized || ue.Status == http.StatusForbidden ||
-		(ue.Status == http.StatusBadRequest && strings.Contains(strings.ToLower(ue.Message), "api key")):
+		(ue.Status == http.StatusBadRequest && strings.Contains(strings.ToLower(ue.Message), "api key")) ||
+		(ue.Status == http.StatusBadRequest && strings.Contains(ue.Message, "credentials were refused")): // Vertex AI's token endpoint
 		return providerHealth{Status: healthKeyRefused, Detail: ue.Message}
 	}
 	return providerHealth{Status: healthError, Detail: ue.Message}

@@ -35,13 +35,19 @@ type fileConfig struct {
 }
 
 // providerConfig configures one upstream provider. Type is the engine
-// kind (fal, replicate, openai, google, comfyui, openai-compatible); it
-// defaults to the provider's name, so only extra instances such as a
-// LocalAI server need it.
+// kind (fal, replicate, openai, google, vertex, comfyui,
+// openai-compatible); it defaults to the provider's name, so only extra
+// instances such as a LocalAI server need it.
 type providerConfig struct {
 	Type    string `yaml:"type"`
 	APIKey  string `yaml:"apiKey"`
 	BaseURL string `yaml:"baseUrl"`
+	// Vertex AI only: the Google Cloud project and location, and a service
+	// account key file (Application Default Credentials without one). The
+	// file's contents are read once and never logged.
+	Project         string `yaml:"project"`
+	Location        string `yaml:"location"`
+	CredentialsFile string `yaml:"credentialsFile"`
 	// allowPrivate is --allow-private-inputs: output downloads from hosts
 	// other than the provider's own may reach private addresses.
 	allowPrivate bool
@@ -75,6 +81,16 @@ var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine
 	},
 	"openai": func(_ string, p providerConfig) (gengate.Engine, error) {
 		return openai.New(p.upstream()), nil
+	},
+	"vertex": func(name string, p providerConfig) (gengate.Engine, error) {
+		switch {
+		case p.APIKey != "":
+			return nil, errors.New("vertex takes credentialsFile (a service account key) or Application Default Credentials, not apiKey")
+		case p.Project == "" || p.Location == "":
+			return nil, errors.New("vertex needs project and location")
+		}
+		return google.NewVertex(name, google.VertexConfig{Project: p.Project, Location: p.Location,
+			CredentialsFile: p.CredentialsFile, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate})
 	},
 	"openai-compatible": func(name string, p providerConfig) (gengate.Engine, error) {
 		if p.BaseURL == "" {
@@ -163,8 +179,16 @@ func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) 
 		if p.BaseURL, err = expand("providers."+name+".baseUrl", p.BaseURL, getenv); err != nil {
 			return nil, err
 		}
+		for field, v := range map[string]*string{"project": &p.Project, "location": &p.Location, "credentialsFile": &p.CredentialsFile} {
+			if *v, err = expand("providers."+name+"."+field, *v, getenv); err != nil {
+				return nil, err
+			}
+		}
 		if p.Type == "" {
 			p.Type = name
+		}
+		if p.Type != "vertex" && p.Project+p.Location+p.CredentialsFile != "" {
+			return nil, fmt.Errorf("providers.%s: project, location and credentialsFile are Vertex AI settings (type: vertex)", name)
 		}
 		if env := providerEnv[p.Type]; p.APIKey == "" && p.Type != "comfyui" && env != "" && p.Type == name {
 			p.APIKey = getenv(env)

@@ -1,6 +1,10 @@
-// Package google is the engine that runs gengate's Google models on the
-// Gemini API (https://generativelanguage.googleapis.com/v1beta), with the
-// API key in the x-goog-api-key header.
+// Package google holds the engines that run gengate's Google models: Engine
+// on the Gemini API (https://generativelanguage.googleapis.com/v1beta),
+// with the API key in the x-goog-api-key header, and Vertex on Vertex AI
+// (vertex.go), with OAuth access tokens from a service account key or
+// Application Default Credentials (vertex_auth.go). Both map a job with
+// the one table of models.go and read the same answers; the differences
+// are listed under "Vertex AI" below.
 //
 // # Methods
 //
@@ -67,6 +71,24 @@
 // Vertex-AI-only in the official go-genai SDK (2026-08), so the catalog no
 // longer routes Imagen here by default; the mapping stays for operator
 // routes (docs/providers.md).
+//
+// # Vertex AI
+//
+// Vertex calls the same methods under
+// /v1/projects/{project}/locations/{location}/publishers/google/models/{model}
+// with Authorization: Bearer, and sends what only Vertex AI takes
+// (go-genai's converters name them "only supported in … Agent Platform
+// mode"): Veo's seed and generateAudio (required by Veo 3: true unless the
+// job says), Imagen's seed (only on routes whose params set addWatermark
+// false: Vertex AI takes no seed on watermarked images), and the Gemini
+// image models' output format (imageConfig.imageOutputOptions.mimeType).
+// A Veo operation is named
+// projects/…/publishers/google/models/{model}/operations/{id} and read by
+// POST {model}:fetchPredictOperation {"operationName"}; done, its
+// response.videos[] hold the video inline (bytesBase64Encoded) or, when
+// the route sets storageUri, a gs:// URI read through Cloud Storage's JSON
+// API with the same token. Token endpoint errors are the credentials'
+// refusal (Refused, with the endpoint's status) or Busy (429, 5xx).
 //
 // # Errors
 //

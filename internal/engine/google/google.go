@@ -60,7 +60,7 @@ func (e *Engine) Repeatable() bool { return false }
 // Validate reports, before any charge, whether the route's model can do
 // every option and input of the job.
 func (e *Engine) Validate(job gengate.Job) error {
-	return plan(job, false).err(modelName(job))
+	return plan(job, false, geminiAPI).err(modelName(job))
 }
 
 func modelName(job gengate.Job) string {
@@ -82,7 +82,7 @@ func modelPath(job gengate.Job, m method) (string, error) {
 // Submit sends the job: Gemini image models and Imagen answer with the
 // images, Veo with an operation that Check follows.
 func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
-	r := plan(job, true)
+	r := plan(job, true, geminiAPI)
 	if err := r.err(modelName(job)); err != nil {
 		return gengate.Progress{}, err
 	}
@@ -297,12 +297,9 @@ func (e *Engine) predictOutputs(ans predictAnswer, format string) (gengate.Progr
 
 // operation is a google.longrunning.Operation carrying a Veo answer.
 type operation struct {
-	Name  string `json:"name"`
-	Done  bool   `json:"done"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Name     string   `json:"name"`
+	Done     bool     `json:"done"`
+	Error    *opError `json:"error"`
 	Response struct {
 		GenerateVideoResponse struct {
 			GeneratedSamples []struct {
@@ -318,6 +315,12 @@ type operation struct {
 	} `json:"response"`
 }
 
+// opError is a done operation's error (google.rpc.Status).
+type opError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
 // google.rpc.Code values an operation's error may carry.
 const (
 	rpcCancelled       = 1
@@ -327,18 +330,7 @@ const (
 // finish reads a done operation: its error, or its videos, downloaded.
 func (e *Engine) finish(ctx context.Context, op operation) (gengate.Progress, error) {
 	if op.Error != nil {
-		code := classify(op.Error.Message)
-		if code == gengate.CodeUpstream && op.Error.Code == rpcInvalidArgument {
-			code = gengate.CodeRejectedInput
-		}
-		msg := op.Error.Message
-		if msg == "" {
-			msg = fmt.Sprintf("error code %d", op.Error.Code)
-		}
-		if op.Error.Code == rpcCancelled {
-			msg = "the operation was cancelled: " + msg
-		}
-		return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: code, Message: "google: " + e.client.Clean(msg)}
+		return gengate.Progress{}, e.opFailure(*op.Error)
 	}
 	res := op.Response.GenerateVideoResponse
 	var outs []gengate.Output
@@ -363,15 +355,38 @@ func (e *Engine) finish(ctx context.Context, op operation) (gengate.Progress, er
 	if len(outs) > 0 {
 		return gengate.Progress{UpstreamID: op.Name, Outputs: outs}, nil
 	}
-	if res.RaiMediaFilteredCount > 0 || len(res.RaiMediaFilteredReasons) > 0 {
-		msg := "google filtered the video"
-		if len(res.RaiMediaFilteredReasons) > 0 {
-			msg += ": " + strings.Join(res.RaiMediaFilteredReasons, "; ")
-		}
-		return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeContentPolicy, Message: e.client.Clean(msg)}
+	return gengate.Progress{}, e.noVideo(res.RaiMediaFilteredCount, res.RaiMediaFilteredReasons)
+}
+
+// opFailure is the failure of an operation done with an error: a safety
+// text is CONTENT_POLICY, INVALID_ARGUMENT the input's fault.
+func (e *Engine) opFailure(oe opError) error {
+	code := classify(oe.Message)
+	if code == gengate.CodeUpstream && oe.Code == rpcInvalidArgument {
+		code = gengate.CodeRejectedInput
 	}
-	return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
-		Message: "google reported the operation done with no video"}
+	msg := oe.Message
+	if msg == "" {
+		msg = fmt.Sprintf("error code %d", oe.Code)
+	}
+	if oe.Code == rpcCancelled {
+		msg = "the operation was cancelled: " + msg
+	}
+	return &gengate.UpstreamError{Kind: gengate.Failed, Code: code, Message: e.client.Name + ": " + e.client.Clean(msg)}
+}
+
+// noVideo is the failure of an operation done with no video: filtered
+// (CONTENT_POLICY) when the answer counts filtered videos.
+func (e *Engine) noVideo(filtered int, reasons []string) error {
+	if filtered > 0 || len(reasons) > 0 {
+		msg := e.client.Name + " filtered the video"
+		if len(reasons) > 0 {
+			msg += ": " + strings.Join(reasons, "; ")
+		}
+		return &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeContentPolicy, Message: e.client.Clean(msg)}
+	}
+	return &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+		Message: e.client.Name + " reported the operation done with no video"}
 }
 
 // gone turns a download's definite error (a 4xx answer: the file has

@@ -44,10 +44,12 @@ type spec struct {
 	// inputs maps gengate's input fields to where they go: "image" (a
 	// Gemini inlineData part, or Veo's first frame) or "lastFrame" (Veo).
 	inputs map[string]string
-	// audioAlways says the model always makes sound and the Gemini API
-	// takes no generateAudio: a job asking for silence is refused.
+	// audioAlways says the model (Veo 3) makes sound: the Gemini API takes
+	// no generateAudio, so a job asking for silence is refused there;
+	// Vertex AI requires generateAudio, sent true unless the job says.
 	audioAlways bool
-	// noSeed says the Gemini API refuses a seed for this model.
+	// noSeed says the Gemini API refuses a seed for this model (Vertex AI
+	// takes one).
 	noSeed bool
 	// generic marks a spec for an upstream id this package does not know:
 	// options it cannot map are passed or dropped, not refused.
@@ -117,9 +119,26 @@ func specFor(upstreamID, jobType string) (spec, bool) {
 	return genericContent, false
 }
 
+// platform is where the engine sends a job: the Gemini API (an API key)
+// or Vertex AI (OAuth, a project and a location). Both take the same
+// request bodies, but Vertex AI also takes what go-genai's converters call
+// "only supported in … Agent Platform mode": a seed and generateAudio for
+// Veo, a seed for Imagen (on images without a watermark), and an output
+// format for Gemini image models (imageConfig.imageOutputOptions).
+type platform struct {
+	name   string // "the Gemini API", "Vertex AI"
+	vertex bool
+}
+
+var (
+	geminiAPI = platform{name: "the Gemini API"}
+	vertexAI  = platform{name: "Vertex AI", vertex: true}
+)
+
 // request is a job mapped onto its upstream: the method, the body to send
 // and the output format to deliver.
 type request struct {
+	on     platform
 	method method
 	body   map[string]any
 	format string // "png" or "jpeg" for images, "" for videos
@@ -136,7 +155,7 @@ func (r *request) err(model string) error {
 		return nil
 	}
 	return &gengate.Error{Code: gengate.EUnsupportedOption,
-		Message: fmt.Sprintf("%s on the Gemini API cannot do %s", model, r.fields[0].Field), Fields: r.fields}
+		Message: fmt.Sprintf("%s on %s cannot do %s", model, r.on.name, r.fields[0].Field), Fields: r.fields}
 }
 
 // topLevel names the request fields a route's params set at the top of
@@ -145,16 +164,16 @@ func (r *request) err(model string) error {
 var topLevel = map[string]bool{"safetySettings": true, "systemInstruction": true, "tools": true, "toolConfig": true,
 	"cachedContent": true, "generationConfig": true, "contents": true, "instances": true, "parameters": true}
 
-// plan maps job onto the request its route's upstream takes. With withData
-// false it reads only the names of the inputs (Validate runs before they
-// are fetched); Submit calls it with the data.
-func plan(job gengate.Job, withData bool) *request {
+// plan maps job onto the request its route's upstream takes on platform
+// on. With withData false it reads only the names of the inputs (Validate
+// runs before they are fetched); Submit calls it with the data.
+func plan(job gengate.Job, withData bool, on platform) *request {
 	sp, _ := specFor(job.Route.Upstream, job.Type)
 	name := job.Route.Upstream
 	if name == "" {
 		name = "the model"
 	}
-	r := &request{method: sp.method}
+	r := &request{method: sp.method, on: on}
 	params := map[string]any{} // generationConfig.imageConfig, or parameters
 	extra := map[string]any{}  // generationConfig beyond imageConfig (Gemini)
 
@@ -196,8 +215,12 @@ func plan(job gengate.Job, withData bool) *request {
 			r.refuse("outputFormat", "%s delivers %s, not %s", name, strings.Join(sp.formats, " or "), f)
 		}
 		r.format = f
-		if sp.method == predict {
+		switch {
+		case sp.method == predict:
 			params["outputOptions"] = map[string]any{"mimeType": "image/" + f}
+		case on.vertex && slices.Contains(pngJPEG, f):
+			// Vertex AI's generateContent writes the format itself.
+			params["imageOutputOptions"] = map[string]any{"mimeType": "image/" + f}
 		}
 	}
 
@@ -239,13 +262,20 @@ func plan(job gengate.Job, withData bool) *request {
 				if b {
 					r.refuse(key, "%s makes images, which have no sound", name)
 				}
+			case on.vertex:
+				params["generateAudio"] = b
 			case sp.audioAlways && !b:
 				r.refuse(key, "%s on the Gemini API always generates audio", name)
 			}
-			// Not sent: the Gemini API takes no generateAudio.
+			// Not sent to the Gemini API, which takes no generateAudio.
 		case "seed":
 			switch {
-			case sp.noSeed:
+			case on.vertex && sp.method == predict && job.Route.Params["addWatermark"] != false:
+				// Imagen on Vertex AI: "seed is not available when
+				// addWatermark is true" (the default); the operator
+				// decides to drop the SynthID watermark, not a job.
+				r.refuse(key, "%s on Vertex AI takes a seed only on unwatermarked images (the route's params must set addWatermark: false)", name)
+			case sp.noSeed && !on.vertex:
 				r.refuse(key, "the Gemini API takes no seed for %s", name)
 			case sp.method == generateContent:
 				extra["seed"] = v
@@ -254,11 +284,16 @@ func plan(job gengate.Job, withData bool) *request {
 			}
 		default:
 			if !sp.generic {
-				r.refuse(key, "%s on the Gemini API has no %s option", name, key)
+				r.refuse(key, "%s on %s has no %s option", name, on.name, key)
 			}
 			// An operator's own model: options that do not map are left
 			// out; the route's params can set the upstream's own names.
 		}
+	}
+	if _, set := job.Options["generateAudio"]; on.vertex && video && sp.audioAlways && !set {
+		// Veo 3 on Vertex AI requires generateAudio; the catalog's default
+		// is sound.
+		params["generateAudio"] = true
 	}
 	if sp.hiResAt8 {
 		res, _ := job.Options["resolution"].(string)
@@ -276,7 +311,7 @@ func plan(job gengate.Job, withData bool) *request {
 	for _, field := range sortedKeys(job.Inputs) {
 		to, ok := sp.inputs[field]
 		if !ok {
-			r.refuse(field, "%s on the Gemini API takes no %s input", name, field)
+			r.refuse(field, "%s on %s takes no %s input", name, on.name, field)
 			continue
 		}
 		in := job.Inputs[field]

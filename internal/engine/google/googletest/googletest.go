@@ -73,6 +73,7 @@ type op struct {
 	failWith string
 	done     bool
 	result   map[string]any // "response" or "error"
+	storage  any            // Vertex AI: the request's parameters.storageUri
 }
 
 // New starts a fake Gemini API, closed when the test ends.
