@@ -133,7 +133,9 @@ func (c *checker) list(at string, v any, min, max int) []any {
 	return l
 }
 
-func (c *checker) add(format string, args ...any) { c.problems = append(c.problems, fmt.Sprintf(format, args...)) }
+func (c *checker) add(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
 
 func (c *checker) message() string {
 	sort.Strings(c.problems)
