@@ -70,7 +70,8 @@ type Vertex struct {
 }
 
 var (
-	projectID  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.:-]{1,100}$`)
+	// A project id, or a domain-scoped one ("example.com:my-project").
+	projectID  = regexp.MustCompile(`^[a-z][a-z0-9.:-]{4,99}$`)
 	locationID = regexp.MustCompile(`^[a-z][a-z0-9-]{1,40}$`)
 )
 
