@@ -2,6 +2,7 @@ package google
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -138,6 +139,17 @@ func (v *Vertex) authorize(ctx context.Context, submit bool) error {
 	return nil
 }
 
+// refused drops the cached token when Vertex AI answered err with 401
+// (the token was revoked or expired early), and returns err. Polls report
+// a 401 as a plain error that carries the answer's text.
+func (v *Vertex) refused(err error) error {
+	var ue *gengate.UpstreamError
+	if (errors.As(err, &ue) && ue.Status == http.StatusUnauthorized) || (err != nil && strings.Contains(err.Error(), " answered 401: ")) {
+		v.tokens.drop()
+	}
+	return err
+}
+
 // modelPath returns the path of a method of the route's model.
 func (v *Vertex) modelPath(job gengate.Job, m method) (string, error) {
 	id := strings.TrimPrefix(job.Route.Upstream, "publishers/google/models/")
@@ -168,20 +180,20 @@ func (v *Vertex) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 		req.Timeout = syncTimeout
 		var ans contentAnswer
 		if err := c.Submit(ctx, req, &ans); err != nil {
-			return gengate.Progress{}, err
+			return gengate.Progress{}, v.refused(err)
 		}
 		return v.core.contentOutputs(ans, r.format)
 	case predict:
 		req.Timeout = syncTimeout
 		var ans predictAnswer
 		if err := c.Submit(ctx, req, &ans); err != nil {
-			return gengate.Progress{}, err
+			return gengate.Progress{}, v.refused(err)
 		}
 		return v.core.predictOutputs(ans, r.format)
 	}
 	var op vertexOperation
 	if err := c.Submit(ctx, req, &op); err != nil {
-		return gengate.Progress{}, err
+		return gengate.Progress{}, v.refused(err)
 	}
 	if !v.ownOperation(op.Name) {
 		return gengate.Progress{}, fmt.Errorf("vertex: operation started but its answer names none of this project's (%q)", c.Clean(op.Name))
@@ -215,7 +227,7 @@ func (v *Vertex) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	req := upstream.Request{Method: http.MethodPost, Path: "/" + model + ":fetchPredictOperation",
 		JSON: map[string]any{"operationName": upstreamID}}
 	if err := v.core.client.Poll(ctx, req, &op); err != nil {
-		return gengate.Progress{}, err
+		return gengate.Progress{}, v.refused(err)
 	}
 	if !op.Done {
 		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: videoDelay}, nil
@@ -233,7 +245,7 @@ func (v *Vertex) Cancel(ctx context.Context, job gengate.Job, upstreamID string)
 	if err := v.authorize(ctx, false); err != nil {
 		return err
 	}
-	return v.core.client.Poll(ctx, upstream.Request{Method: http.MethodPost, Path: "/" + upstreamID + ":cancel", JSON: map[string]any{}}, nil)
+	return v.refused(v.core.client.Poll(ctx, upstream.Request{Method: http.MethodPost, Path: "/" + upstreamID + ":cancel", JSON: map[string]any{}}, nil))
 }
 
 // vertexOperation is a Veo operation as fetchPredictOperation answers it
@@ -297,5 +309,5 @@ func (v *Vertex) download(ctx context.Context, gcsURI string) (gengate.Output, e
 	}
 	u := "/storage/v1/b/" + url.PathEscape(bucket) + "/o/" + url.PathEscape(object) + "?alt=media"
 	o, err := v.storage.Download(ctx, u, "video")
-	return o, v.core.gone(err)
+	return o, v.core.gone(v.refused(err))
 }

@@ -26,7 +26,9 @@ import (
 // without one, Application Default Credentials are looked up
 // (GOOGLE_APPLICATION_CREDENTIALS, gcloud's well-known file, the GCE
 // metadata server) on first use. Tokens are cached until 10 seconds
-// before they expire (oauth2.ReuseTokenSource), then fetched again.
+// before they expire (oauth2.ReuseTokenSource), then fetched again; a
+// token Vertex AI answers 401 to is dropped, so the next call fetches a
+// new one.
 //
 // The file is read once, at start; its contents (the private key) are
 // never logged, never put in an error, and never sent anywhere but as a
@@ -42,9 +44,11 @@ const tokenTimeout = 30 * time.Second
 // Application Default Credentials found on first use.
 type tokens struct {
 	ctx context.Context // carries the HTTP client for token fetches
+	// build makes a token source with an empty cache.
+	build func() (oauth2.TokenSource, error)
 
 	mu  sync.Mutex
-	src oauth2.TokenSource // nil until ADC are found
+	src oauth2.TokenSource // nil until first use, and after drop
 }
 
 // newTokens reads the credentials file (a service account key), or
@@ -54,37 +58,52 @@ func newTokens(file string, hc *http.Client) (*tokens, error) {
 	tc.Timeout = tokenTimeout
 	t := &tokens{ctx: context.WithValue(context.Background(), oauth2.HTTPClient, &tc)}
 	if file == "" {
+		t.build = func() (oauth2.TokenSource, error) {
+			creds, err := googleauth.FindDefaultCredentials(t.ctx, cloudPlatformScope)
+			if err != nil {
+				return nil, err
+			}
+			return creds.TokenSource, nil
+		}
 		return t, nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("credentials file: %w", err)
 	}
-	// Only a service account key: other credential types (external
-	// accounts) make the library fetch URLs the file names.
-	creds, err := googleauth.CredentialsFromJSONWithTypeAndParams(t.ctx, data, googleauth.ServiceAccount,
-		googleauth.CredentialsParams{Scopes: []string{cloudPlatformScope}})
+	// Only a service account key (JWTConfigFromJSON takes no other type):
+	// other credential types (external accounts) make the library fetch
+	// URLs the file names.
+	conf, err := googleauth.JWTConfigFromJSON(data, cloudPlatformScope)
 	if err != nil {
 		return nil, errors.New("credentials file: not a service account key (type \"service_account\" with client_email, private_key and token_uri)")
 	}
-	t.src = creds.TokenSource
+	t.build = func() (oauth2.TokenSource, error) { return conf.TokenSource(t.ctx), nil }
 	return t, nil
 }
 
-// source returns the token source, looking Application Default
-// Credentials up the first time.
+// source returns the token source, made (for ADC: looked up) on first use
+// and after drop.
 func (t *tokens) source() (oauth2.TokenSource, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.src != nil {
 		return t.src, nil
 	}
-	creds, err := googleauth.FindDefaultCredentials(t.ctx, cloudPlatformScope)
+	src, err := t.build()
 	if err != nil {
 		return nil, err
 	}
-	t.src = creds.TokenSource
-	return t.src, nil
+	t.src = src
+	return src, nil
+}
+
+// drop forgets the cached token, after Vertex AI refused it (401: revoked,
+// or expired earlier than it said): the next call fetches a new one.
+func (t *tokens) drop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.src = nil
 }
 
 // token returns a valid access token. Its errors are UpstreamErrors:

@@ -16,5 +16,5 @@ func (v *Vertex) CheckHealth(ctx context.Context) error {
 	if err := v.authorize(ctx, true); err != nil {
 		return err
 	}
-	return v.core.client.Submit(ctx, upstream.Request{Method: http.MethodGet, Path: "/" + v.resource + "/operations?pageSize=1"}, nil)
+	return v.refused(v.core.client.Submit(ctx, upstream.Request{Method: http.MethodGet, Path: "/" + v.resource + "/operations?pageSize=1"}, nil))
 }

@@ -210,13 +210,29 @@ func TestVertexTokens(t *testing.T) {
 		t.Fatalf("%d token fetches, tokens used %v: want one token for three calls", f.TokenFetches(), used)
 	}
 
-	// A token past its expiry is refused by Vertex AI (401, refused: the
-	// next route is tried), and the engine's cached one is: the fake ages
-	// it by an hour.
+	// A token Vertex AI no longer takes (the fake ages every token by an
+	// hour, as if revoked or expired early) is refused (401: the next
+	// route is tried), then dropped: the next call fetches a new one.
 	f.ExpireTokens()
 	_, err := v.Submit(ctx, vImageJob(proImage))
 	if ue := upstreamErr(t, err); ue.Kind != gengate.Refused || ue.Status != http.StatusUnauthorized {
 		t.Fatalf("expired token: %+v, want refused 401", ue)
+	}
+	if _, err := run(t, v, vImageJob(proImage)); err != nil || f.TokenFetches() != 2 {
+		t.Fatalf("after a 401: %v, %d token fetches, want a second token", err, f.TokenFetches())
+	}
+	// The same at a poll: the Veo operation's check is refused once,
+	// then succeeds with a new token.
+	p, err := v.Submit(ctx, vVideoJob(vVeo31, map[string]any{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ExpireTokens()
+	if _, err := v.Check(ctx, vVideoJob(vVeo31, map[string]any{}), p.UpstreamID); err == nil {
+		t.Fatal("a check with an expired token succeeded")
+	}
+	if p, err := v.Check(ctx, vVideoJob(vVeo31, map[string]any{}), p.UpstreamID); err != nil || len(p.Outputs) != 1 || f.TokenFetches() != 3 {
+		t.Fatalf("check after a 401: %+v %v, %d token fetches", p, err, f.TokenFetches())
 	}
 
 	// Tokens that expire in 5 s are inside oauth2's 10 s refresh margin:
