@@ -23,10 +23,10 @@ const read = "2026-11-23"
 // prediction's input against its model's schema and answers 422 with
 // Replicate's problem JSON. Models not listed here are checked only for
 // the basics (invalidInput): their version pages could not be read for
-// this table (2026-11-23): flux-2-pro, z-image-turbo, ideogram-v3-turbo,
+// this table (2026-11-23): z-image-turbo, ideogram-v3-turbo,
 // stable-diffusion-3.5-large, bria/eraser, restore-image, qwen-image-edit,
-// qwen-image-edit-plus, seedance-1-pro-fast, veo-3, veo-3.1-fast,
-// gen4-turbo, pixverse-v5, wan-2.6-i2v, wan-2.5-t2v, wan-2.6-t2v,
+// qwen-image-edit-plus, seedance-1-pro-fast, veo-3, gen4-turbo,
+// pixverse-v5, wan-2.6-i2v, wan-2.5-t2v, wan-2.6-t2v,
 // kling-v2.6-motion-control.
 //
 // Cross-field rules a JSON schema cannot state (Hailuo's 1080p only at
@@ -88,6 +88,17 @@ var Schemas = map[string]*schematest.Schema{
 		Source: "https://replicate.com/google/imagen-4-fast/api (fields as in docs.kkiai.com …/create-task-google-imagen-4-fast; aspect ratios: Imagen 4's)",
 		Read:   read,
 		Fields: "prompt:str! aspect_ratio:enum(1:1|9:16|16:9|3:4|4:3) output_format:enum(jpg|png) safety_filter_level:enum(block_low_and_above|block_medium_and_above|block_only_high)",
+	},
+	"black-forest-labs/flux-2-pro": {
+		Source: "https://replicate.com/black-forest-labs/flux-2-pro/versions/285631b5656a1839331cd9af0d82da820e2075db12046d1d061c681b2f206bc6/api (the page gives aspect_ratio, resolution and output_format no enum values, so only their types are checked)",
+		Read:   read,
+		Fields: "prompt:str! input_images:urls[..8] aspect_ratio:str resolution:str width:int[256..2048] height:int[256..2048] " +
+			"safety_tolerance:int[1..5] seed:int output_format:str output_quality:int[0..100]",
+	},
+	"google/veo-3.1-fast": {
+		Source: "https://replicate.com/google/veo-3.1-fast/api (field names, types and the resolution enum as in api.core.today/v1/models/google/veo-3.1-fast/llms.txt; its duration and aspect ratio values disagree with Google's Veo 3.1 (4, 6, 8 s; 16:9, 9:16), so only their types are checked)",
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:str duration:int image:url last_frame:url negative_prompt:str resolution:enum(720p|1080p) generate_audio:bool seed:int",
 	},
 	"google/veo-3-fast": {
 		Source: "https://replicate.com/google/veo-3-fast/versions/368d4063e21ecf73746b8e6d27989837d97ba07b5eca43a4e5488c852e10c2ec/api (field names and types; the page does not list the enum values, so only types are checked)",
