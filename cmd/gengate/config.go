@@ -38,6 +38,8 @@ type Config struct {
 	RateBurst      int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
+	// SQLiteBatch is the most writes the SQLite writer commits together.
+	SQLiteBatch int
 	// FreeRateLimit and FreeRateBurst pace free-model calls per key.
 	FreeRateLimit float64
 	FreeRateBurst int
@@ -97,6 +99,8 @@ func (c *Config) Validate() error {
 		return errors.New("--task-lease must be ≥ 1s")
 	case c.DBConns < 1:
 		return errors.New("--db-conns must be ≥ 1")
+	case c.SQLiteBatch < 1 || c.SQLiteBatch > sqlstore.MaxSQLiteBatch:
+		return fmt.Errorf("--sqlite-batch must be between 1 and %d", sqlstore.MaxSQLiteBatch)
 	case c.FreeRateLimit < 0 || c.FreeRateBurst < 0:
 		return errors.New("--free-rate-limit and --free-rate-burst must be ≥ 0")
 	case c.RateLimit < 0 || c.RateBurst < 0:
@@ -239,6 +243,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
+		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per API key (0: no limit); over it 429 RATE_LIMITED"),
 		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls a key may make at once under --free-rate-limit"),

@@ -64,7 +64,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		b.SetMaxJobs(max)
 	}
-	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns))
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns),
+		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch))
 	if err != nil {
 		return err
 	}

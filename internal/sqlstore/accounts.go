@@ -14,7 +14,7 @@ func (s *DB) CreateAccount(ctx context.Context, a *gengate.Account, credits int)
 	if credits < 0 {
 		return gengate.Errorf(gengate.EInvalid, "credits must be ≥ 0")
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, balance, created_at) VALUES ($1, $2, $3, $4)`,
 			a.ID, a.Name, credits, ms(a.CreatedAt)); err != nil {
 			return err
@@ -86,7 +86,7 @@ func (s *DB) RevokeAPIKey(ctx context.Context, idOrPrefix string, now time.Time)
 // entry, and returns the new balance.
 func (s *DB) Grant(ctx context.Context, accountID string, credits int, note string, now time.Time) (int, error) {
 	var balance int
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2 AND balance + $1 >= 0 RETURNING balance`,
 			credits, accountID).Scan(&balance)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -307,7 +307,7 @@ func (s *DB) CopyTo(ctx context.Context, dst *DB) (CopyStats, error) {
 		if err := checkBalances(ctx, src); err != nil {
 			return fmt.Errorf("source (nothing copied): %w", err)
 		}
-		return dst.tx(ctx, func(w *sql.Tx) error {
+		return dst.tx(ctx, func(ctx context.Context, w *sql.Tx) error {
 			return copyInto(ctx, dst, src, w, stats)
 		})
 	})

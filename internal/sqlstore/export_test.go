@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -40,4 +42,48 @@ func (s *DB) ClaimPlan(ctx context.Context, now time.Time) (string, error) {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n"), rows.Err()
+}
+
+// HoldWriter makes the SQLite writer run, in a batch of its own, a write
+// that waits until release is called, and returns once the writer is in
+// it: writes sent meanwhile queue up and go together into the next batch.
+// Call it while no other write is queued.
+func (s *DB) HoldWriter(tb testing.TB) (release func()) {
+	tb.Helper()
+	in, out, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- s.w.do(context.Background(), func(context.Context, *sql.Tx) error {
+			close(in)
+			<-out
+			return nil
+		})
+	}()
+	<-in
+	return func() {
+		close(out)
+		if err := <-done; err != nil {
+			tb.Errorf("held write: %v", err)
+		}
+	}
+}
+
+// QueuedWrites returns how many writes wait for the SQLite writer.
+func (s *DB) QueuedWrites() int { return len(s.w.jobs) }
+
+// OnCommit makes the SQLite writer call f with the number of writes of each
+// batch before its COMMIT; an error from f fails the batch as a failed
+// COMMIT would. It is set by a write, so that the writer sees it.
+func (s *DB) OnCommit(tb testing.TB, f func(writes int) error) {
+	tb.Helper()
+	if err := s.w.do(context.Background(), func(context.Context, *sql.Tx) error {
+		s.w.beforeCommit = f
+		return nil
+	}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Write runs fn as one write: in a batch of the writer on SQLite.
+func (s *DB) Write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.tx(ctx, fn)
 }

@@ -82,9 +82,11 @@ func (s *DB) RevokeAccountKey(ctx context.Context, accountID, id string, now tim
 // TouchAPIKey records the key's use at now, unless a use within the last
 // gengate.KeyTouchInterval is recorded already (another process's).
 func (s *DB) TouchAPIKey(ctx context.Context, id string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND last_used_at < $3`,
-		ms(now), id, ms(now.Add(-gengate.KeyTouchInterval)))
-	return err
+	return s.write(ctx, func(ctx context.Context, q dbtx) error {
+		_, err := q.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND last_used_at < $3`,
+			ms(now), id, ms(now.Add(-gengate.KeyTouchInterval)))
+		return err
+	})
 }
 
 // spendKey counts a new task's cost against its key's daily spend, in the

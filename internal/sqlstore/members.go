@@ -35,7 +35,7 @@ func (s *DB) CreateAccountWithMember(ctx context.Context, a *gengate.Account, cr
 	if credits < 0 {
 		return gengate.Errorf(gengate.EInvalid, "credits must be ≥ 0")
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, balance, created_at) VALUES ($1, $2, $3, $4)`,
 			a.ID, a.Name, credits, ms(a.CreatedAt)); err != nil {
 			return err
@@ -181,7 +181,7 @@ func (s *DB) CreateLoginLink(ctx context.Context, l *gengate.LoginLink) error {
 // sets the member's password in the same transaction.
 func (s *DB) UseLoginLink(ctx context.Context, tokenHash string, now time.Time, passwordHash string) (*gengate.Member, error) {
 	var m *gengate.Member
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var memberID string
 		err := tx.QueryRowContext(ctx, `UPDATE login_links SET used_at = $1 WHERE token_hash = $2 AND used_at = 0 AND expires_at > $1
 			RETURNING member_id`, ms(now), tokenHash).Scan(&memberID)

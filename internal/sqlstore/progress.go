@@ -16,10 +16,12 @@ func (s *DB) SaveProgress(ctx context.Context, taskID string, r *gengate.Report)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO task_progress (task_id, report, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (task_id) DO UPDATE SET report = excluded.report, updated_at = excluded.updated_at`,
-		taskID, string(b), ms(r.At))
-	return err
+	return s.write(ctx, func(ctx context.Context, q dbtx) error {
+		_, err := q.ExecContext(ctx, `INSERT INTO task_progress (task_id, report, updated_at) VALUES ($1, $2, $3)
+			ON CONFLICT (task_id) DO UPDATE SET report = excluded.report, updated_at = excluded.updated_at`,
+			taskID, string(b), ms(r.At))
+		return err
+	})
 }
 
 // FindProgress returns the task's latest progress report, nil when there

@@ -37,7 +37,8 @@ var migrations embed.FS
 // DB is a gengate.Store on SQLite or PostgreSQL.
 type DB struct {
 	db       *sql.DB
-	read     *sql.DB // SQLite: a pool of read-only WAL readers; nil on PostgreSQL
+	read     *sql.DB      // SQLite: a pool of read-only WAL readers; nil on PostgreSQL
+	w        *groupWriter // SQLite: the one writer, which commits writes in batches (groupcommit.go)
 	postgres bool
 	url      string
 }
@@ -52,7 +53,7 @@ func IsPostgres(url string) bool {
 // Open opens the database and brings its schema up to date. url is a
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
-	o := options{postgresConns: DefaultPostgresConns}
+	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -117,6 +118,9 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 			return nil, err
 		}
 	}
+	if !s.postgres {
+		s.w = newGroupWriter(s.db, o.sqliteBatch)
+	}
 	return s, nil
 }
 
@@ -150,7 +154,7 @@ func (s *DB) migrate(ctx context.Context) error {
 // one more while it runs a cluster-wide job (Exclusive).
 const DefaultPostgresConns = 10
 
-type options struct{ postgresConns int }
+type options struct{ postgresConns, sqliteBatch int }
 
 // Option changes how Open opens the database.
 type Option func(*options)
@@ -174,8 +178,11 @@ func (s *DB) reader() *sql.DB {
 	return s.db
 }
 
-// Close closes the database.
+// Close closes the database, once the writes already sent are committed.
 func (s *DB) Close() error {
+	if s.w != nil {
+		s.w.close()
+	}
 	if s.read != nil {
 		s.read.Close()
 	}
@@ -202,17 +209,40 @@ func fromMS(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
-// tx runs fn in a transaction, committed when fn returns nil.
-func (s *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+// tx runs fn in a transaction, committed when fn returns nil; when fn
+// returns an error, nothing it did is kept. On SQLite fn is one write of
+// the writer's next batch (groupcommit.go): it runs inside a savepoint of
+// the batch's transaction, with a context that is never cancelled, and tx
+// returns once the batch has committed. fn must do its statements on the
+// ctx it is given, not on one it captured.
+func (s *DB) tx(ctx context.Context, fn writeFunc) error {
+	if s.w != nil {
+		return s.w.do(ctx, fn)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(ctx, tx); err != nil {
 		tx.Rollback()
 		return err
 	}
 	return tx.Commit()
+}
+
+// dbtx is what a statement runs on: the pool, or a transaction.
+type dbtx interface {
+	querier
+	execer
+}
+
+// write runs fn, a write of one statement: on SQLite in the writer's next
+// batch (like tx), on PostgreSQL on the pool, in its own transaction.
+func (s *DB) write(ctx context.Context, fn func(ctx context.Context, q dbtx) error) error {
+	if s.w != nil {
+		return s.w.do(ctx, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, tx) })
+	}
+	return fn(ctx, s.db)
 }
 
 // notify sends a PostgreSQL notification when the transaction commits, so

@@ -161,7 +161,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		// Not a plain success, and nothing was written: the transaction
 		// below tells replays and refusals apart.
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// existing reports whether the idempotency key already names a
 		// task, and makes that task, with its outputs, the result.
 		existing := func() (bool, error) {
@@ -322,12 +322,17 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 		return tasks[0], nil
 	}
 	token := owner + ":" + gengate.NewID()[:8]
-	t, err := scanTask(s.db.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-		WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
-		token, ms(now.Add(lease)), ms(now), id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	var t *gengate.Task
+	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
+		var err error
+		t, err = scanTask(q.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
+			WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
+			token, ms(now.Add(lease)), ms(now), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			t, err = nil, nil
+		}
+		return err
+	})
 	return t, err
 }
 
@@ -369,11 +374,15 @@ func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease 
 		return nil, nil
 	}
 	token := owner + ":" + gengate.NewID()[:8]
-	rows, err := s.db.QueryContext(ctx, s.claimDue(), token, ms(now.Add(lease)), ms(now), limit)
-	if err != nil {
-		return nil, err
-	}
-	out, err := scanTasks(rows)
+	var out []*gengate.Task
+	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
+		rows, err := q.QueryContext(ctx, s.claimDue(), token, ms(now.Add(lease)), ms(now), limit)
+		if err != nil {
+			return err
+		}
+		out, err = scanTasks(rows)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -413,20 +422,22 @@ func leaseGuard(t *gengate.Task) (string, []any) {
 
 // ExtendLease renews a claim that still holds its lease.
 func (s *DB) ExtendLease(ctx context.Context, id, token string, until time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND status IN `+active,
-		ms(until), id, token)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 || token == "" {
-		return gengate.Errorf(gengate.EConflict, "task %s is no longer held by this claim", id)
-	}
-	return nil
+	return s.write(ctx, func(ctx context.Context, q dbtx) error {
+		res, err := q.ExecContext(ctx, `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND status IN `+active,
+			ms(until), id, token)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 || token == "" {
+			return gengate.Errorf(gengate.EConflict, "task %s is no longer held by this claim", id)
+		}
+		return nil
+	})
 }
 
 // SaveStep records an active task's progress under its lease.
 func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.update(ctx, tx, t, release); err != nil {
 			return err
 		}
@@ -459,7 +470,7 @@ func (s *DB) update(ctx context.Context, tx *sql.Tx, t *gengate.Task, release bo
 // FinishTask moves a task to its final (or review) state, with its
 // creations or its refund, in one transaction.
 func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.update(ctx, tx, t, true); err != nil {
 			return err
 		}

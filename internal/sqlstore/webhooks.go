@@ -72,12 +72,17 @@ func (s *DB) ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Du
 	if err != nil {
 		return nil, err
 	}
-	e, err := scanWebhookEvent(s.db.QueryRowContext(ctx, `UPDATE webhook_events SET lease_until = $1, attempts = attempts + 1
-		WHERE id = $2 AND status = 'pending' AND next_at <= $3 AND lease_until <= $3 RETURNING `+webhookEventColumns,
-		ms(now.Add(lease)), id, ms(now)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil // another process took it first
-	}
+	var e *gengate.WebhookEvent
+	err = s.write(ctx, func(ctx context.Context, q dbtx) error {
+		var err error
+		e, err = scanWebhookEvent(q.QueryRowContext(ctx, `UPDATE webhook_events SET lease_until = $1, attempts = attempts + 1
+			WHERE id = $2 AND status = 'pending' AND next_at <= $3 AND lease_until <= $3 RETURNING `+webhookEventColumns,
+			ms(now.Add(lease)), id, ms(now)))
+		if errors.Is(err, sql.ErrNoRows) {
+			e, err = nil, nil // another process took it first
+		}
+		return err
+	})
 	return e, err
 }
 
@@ -86,7 +91,7 @@ func (s *DB) ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Du
 // spent). It does nothing when the claim was superseded (its lease ran
 // out and another process claimed the event again).
 func (s *DB) RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, status string, next time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		delivered := int64(0)
 		if status == "delivered" {
 			delivered = ms(a.At)

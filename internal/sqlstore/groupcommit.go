@@ -1,0 +1,220 @@
+package sqlstore
+
+// Group commit on SQLite.
+//
+// Every write of the store on SQLite is a job for one writer goroutine.
+// The writer takes the jobs that are queued (at most the batch limit),
+// runs them one after the other in one transaction, each inside its own
+// SAVEPOINT, and commits once: one fsync (synchronous=FULL) for the whole
+// batch. A job that returns an error (a refusal: too few credits, a used
+// Idempotency-Key, the key's spend limit, a lease lost) is rolled back to
+// its savepoint, so it changes nothing, and the others in the batch go on.
+// Only a failure of the batch itself (BEGIN, SAVEPOINT, ROLLBACK TO,
+// RELEASE or COMMIT: the disk, the lock, SQLite having dropped the
+// transaction) fails it as a whole; then every job of the batch gets that
+// error and none a success. No job's caller hears of its result before the
+// COMMIT returned, so an answer is never sent for a write that is not on
+// disk. The writer never waits to gather a batch: it takes what is queued,
+// commits, and looks again; an idle writer answers a lone write at once.
+//
+// docs/architecture.md ("A write's path on SQLite") tells the same.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// DefaultSQLiteBatch is the default largest number of writes committed
+// together in one SQLite transaction (serve --sqlite-batch).
+const DefaultSQLiteBatch = 128
+
+// MaxSQLiteBatch bounds --sqlite-batch: the writer's queue and each batch
+// hold at most that many writes.
+const MaxSQLiteBatch = 4096
+
+// WithSQLiteBatch sets the largest number of writes the SQLite writer
+// commits in one transaction (at least 1; 1 commits each write alone). It
+// does not apply to PostgreSQL.
+func WithSQLiteBatch(n int) Option {
+	return func(o *options) { o.sqliteBatch = min(max(n, 1), MaxSQLiteBatch) }
+}
+
+// errClosed answers a write sent after the store was closed.
+var errClosed = errors.New("sqlstore: database closed")
+
+// writeFunc is one write: its statements on the batch's transaction. The
+// context it is given is never cancelled (a cancelled statement would
+// interrupt SQLite, which rolls back the whole transaction, the other
+// writes of the batch with it).
+type writeFunc func(ctx context.Context, tx *sql.Tx) error
+
+type writeJob struct {
+	ctx  context.Context // the caller's: checked before the job runs
+	fn   writeFunc
+	done chan error // buffered: the writer never waits for a caller
+}
+
+// groupWriter is the one writer of a SQLite store.
+type groupWriter struct {
+	db   *sql.DB
+	max  int
+	jobs chan *writeJob
+
+	mu     sync.RWMutex // held for reading while a job is sent; Close takes it to stop sends
+	closed bool
+	quit   chan struct{}
+	ended  chan struct{}
+
+	// beforeCommit, when set (tests only), runs before each COMMIT; an
+	// error fails the batch as a failed COMMIT would.
+	beforeCommit func(jobs int) error
+}
+
+func newGroupWriter(db *sql.DB, limit int) *groupWriter {
+	w := &groupWriter{db: db, max: limit, jobs: make(chan *writeJob, limit),
+		quit: make(chan struct{}), ended: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// do runs fn in one of the writer's batches and returns its result once
+// the batch has committed (or failed). A caller whose context ends before
+// its job is taken gets the context's error, and nothing is written; once
+// taken, the job is answered whatever the context does, so a nil error
+// always means committed.
+func (w *groupWriter) do(ctx context.Context, fn writeFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j := &writeJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case w.jobs <- j:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	return <-j.done
+}
+
+// close lets the writer commit what is queued and stops it.
+func (w *groupWriter) close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.quit)
+	}
+	w.mu.Unlock()
+	<-w.ended
+}
+
+func (w *groupWriter) run() {
+	defer close(w.ended)
+	batch := make([]*writeJob, 0, w.max)
+	for {
+		select {
+		case j := <-w.jobs:
+			batch = append(batch[:0], j)
+		case <-w.quit:
+			// No job can be sent any more (closed is set under the
+			// lock every sender holds): commit the ones queued.
+			for {
+				batch = batch[:0]
+				for len(batch) < w.max && len(w.jobs) > 0 {
+					batch = append(batch, <-w.jobs)
+				}
+				if len(batch) == 0 {
+					return
+				}
+				w.commit(batch)
+			}
+		}
+	fill: // whatever else is queued, without waiting for more
+		for len(batch) < w.max {
+			select {
+			case j := <-w.jobs:
+				batch = append(batch, j)
+			default:
+				break fill
+			}
+		}
+		w.commit(batch)
+	}
+}
+
+// commit runs the jobs in one transaction and answers each.
+func (w *groupWriter) commit(batch []*writeJob) {
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	fail := func(err error) {
+		for _, j := range batch {
+			j.done <- err
+		}
+	}
+	tx, err := w.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): the write lock
+	if err != nil {
+		fail(err)
+		return
+	}
+	abort := func(err error) {
+		tx.Rollback()
+		fail(fmt.Errorf("group commit of %d writes: %w", len(batch), err))
+	}
+	for i, j := range batch {
+		if err := j.ctx.Err(); err != nil { // its caller is gone: not run
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
+			abort(err)
+			return
+		}
+		errs[i] = runJob(j, tx)
+		if errs[i] != nil {
+			// A refusal (or a failed statement): undo this job's
+			// statements only. If SQLite has dropped the whole
+			// transaction (an I/O error, a full disk), there is no
+			// savepoint left to roll back to, and the batch fails.
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
+				abort(fmt.Errorf("%w (after a write's %v)", err, errs[i]))
+				return
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE write`); err != nil {
+			abort(err)
+			return
+		}
+	}
+	if w.beforeCommit != nil {
+		if err := w.beforeCommit(len(batch)); err != nil {
+			abort(err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(fmt.Errorf("group commit of %d writes: %w", len(batch), err))
+		return
+	}
+	for i, j := range batch {
+		j.done <- errs[i]
+	}
+}
+
+// runJob runs one job's statements; a panic is its error (the writer and
+// the rest of its batch go on).
+func runJob(j *writeJob, tx *sql.Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("write panicked: %v", r)
+		}
+	}()
+	return j.fn(context.WithoutCancel(j.ctx), tx)
+}
