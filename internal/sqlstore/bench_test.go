@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,5 +119,28 @@ func BenchmarkClaimTask(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkCreateTask16 is BenchmarkCreateTask with 16 concurrent callers
+// whatever the number of CPUs (the clients of `gengate bench submit`): on
+// SQLite their writes share batches (group commit).
+func BenchmarkCreateTask16(b *testing.B) {
+	for _, d := range sqltest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			s := sqltest.Open(b, d)
+			a := newAccount(b, s, 1<<40)
+			b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.CreateTask(b.Context(), newTask(a.ID, 1)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+		})
 	}
 }
