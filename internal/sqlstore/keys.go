@@ -28,7 +28,7 @@ func scanKey(row scanner) (*gengate.APIKey, error) {
 
 // ListAPIKeys returns the account's keys, newest first.
 func (s *DB) ListAPIKeys(ctx context.Context, accountID string) ([]gengate.APIKey, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC`, accountID)
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC`, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *DB) ListAPIKeys(ctx context.Context, accountID string) ([]gengate.APIKe
 
 // FindAPIKey returns the key with the id, revoked or not.
 func (s *DB) FindAPIKey(ctx context.Context, id string) (*gengate.APIKey, error) {
-	k, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	k, err := scanKey(s.reader().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("key", id)
 	}

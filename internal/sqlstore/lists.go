@@ -30,7 +30,7 @@ func (s *DB) LedgerPage(ctx context.Context, accountID string, before int64, lim
 	if before <= 0 {
 		before = 1 << 62
 	}
-	rows, err := s.db.QueryContext(ctx, `WITH page AS (
+	rows, err := s.reader().QueryContext(ctx, `WITH page AS (
 			SELECT id, account_id, task_id, kind, amount, note, created_at FROM ledger
 			WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3)
 		SELECT id, account_id, COALESCE(task_id, ''), kind, amount, note, created_at,
@@ -64,7 +64,7 @@ func (s *DB) LedgerPage(ctx context.Context, accountID string, before int64, lim
 // Usage sums the account's charges since a time, net of their refunds, per
 // model (the charge's note names it), the most credits first.
 func (s *DB) Usage(ctx context.Context, accountID string, since time.Time) ([]gengate.ModelUsage, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT c.note, COUNT(*), -SUM(c.amount + COALESCE(r.amount, 0)) AS spent
+	rows, err := s.reader().QueryContext(ctx, `SELECT c.note, COUNT(*), -SUM(c.amount + COALESCE(r.amount, 0)) AS spent
 		FROM ledger c LEFT JOIN ledger r ON r.task_id = c.task_id AND r.kind = 'refund'
 		WHERE c.account_id = $1 AND c.kind = 'charge' AND c.created_at >= $2
 		GROUP BY c.note ORDER BY spent DESC, c.note`, accountID, ms(since))
@@ -135,7 +135,7 @@ func (s *DB) ListReview(ctx context.Context, after gengate.TaskCursor, limit int
 }
 
 func (s *DB) queryTasks(ctx context.Context, query string, args ...any) ([]*gengate.Task, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.reader().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +146,8 @@ func (s *DB) queryTasks(ctx context.Context, query string, args ...any) ([]*geng
 	if out == nil {
 		out = []*gengate.Task{}
 	}
-	for _, t := range out { // after the rows are closed: SQLite has one connection
-		if err := s.loadOutputs(ctx, s.db, t); err != nil {
+	for _, t := range out { // after the rows are closed
+		if err := s.loadOutputs(ctx, s.reader(), t); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +167,7 @@ func (s *DB) ListAccounts(ctx context.Context, q string, after gengate.AccountCu
 	where += cond
 	args = append(args, cargs...)
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, balance, created_at FROM accounts WHERE `+where+
+	rows, err := s.reader().QueryContext(ctx, `SELECT id, name, balance, created_at FROM accounts WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func (s *DB) CreateMember(ctx context.Context, m *gengate.Member) error {
 
 // FindMember returns the member with the id.
 func (s *DB) FindMember(ctx context.Context, id string) (*gengate.Member, error) {
-	m, err := scanMember(s.db.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE id = $1`, id))
+	m, err := scanMember(s.reader().QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("member", id)
 	}
@@ -84,7 +84,7 @@ func (s *DB) FindMember(ctx context.Context, id string) (*gengate.Member, error)
 
 // FindMemberByEmail returns the member with the (normalized) email.
 func (s *DB) FindMemberByEmail(ctx context.Context, email string) (*gengate.Member, error) {
-	m, err := scanMember(s.db.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE email = $1`, email))
+	m, err := scanMember(s.reader().QueryRowContext(ctx, `SELECT `+memberColumns+` FROM members WHERE email = $1`, email))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("member", "")
 	}
@@ -93,7 +93,7 @@ func (s *DB) FindMemberByEmail(ctx context.Context, email string) (*gengate.Memb
 
 // ListMembers returns an account's members, oldest first.
 func (s *DB) ListMembers(ctx context.Context, accountID string) ([]gengate.Member, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memberColumns+` FROM members WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+memberColumns+` FROM members WHERE account_id = $1 ORDER BY created_at, id`, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *DB) ListMembers(ctx context.Context, accountID string) ([]gengate.Membe
 // HasOperator reports whether the account has an operator member.
 func (s *DB) HasOperator(ctx context.Context, accountID string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM members WHERE account_id = $1 AND role = 'operator'`, accountID).Scan(&n)
+	err := s.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM members WHERE account_id = $1 AND role = 'operator'`, accountID).Scan(&n)
 	return n > 0, err
 }
 
@@ -129,7 +129,7 @@ func (s *DB) FindSession(ctx context.Context, tokenHash string, now time.Time) (
 	se := &gengate.Session{}
 	m := &gengate.Member{}
 	var created, expires, mCreated int64
-	err := s.db.QueryRowContext(ctx, `SELECT s.id, s.token_hash, s.member_id, s.csrf_token, s.created_at, s.expires_at,
+	err := s.reader().QueryRowContext(ctx, `SELECT s.id, s.token_hash, s.member_id, s.csrf_token, s.created_at, s.expires_at,
 		m.id, m.account_id, m.email, m.role, m.password_hash, m.created_at
 		FROM sessions s JOIN members m ON m.id = s.member_id WHERE s.token_hash = $1 AND s.expires_at > $2`, tokenHash, ms(now)).
 		Scan(&se.ID, &se.TokenHash, &se.MemberID, &se.CSRFToken, &created, &expires,

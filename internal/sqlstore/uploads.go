@@ -23,7 +23,7 @@ func (s *DB) CreateUpload(ctx context.Context, u *gengate.Upload) error {
 // FindUpload returns the upload with the URL token unless it expired
 // before now.
 func (s *DB) FindUpload(ctx context.Context, token string, now time.Time) (*gengate.Upload, error) {
-	u, err := scanUpload(s.db.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE token = $1 AND expires_at > $2`,
+	u, err := scanUpload(s.reader().QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE token = $1 AND expires_at > $2`,
 		token, ms(now)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("file", "")
@@ -34,7 +34,7 @@ func (s *DB) FindUpload(ctx context.Context, token string, now time.Time) (*geng
 // ExpiredUploads returns up to limit uploads that expired before the time,
 // oldest first.
 func (s *DB) ExpiredUploads(ctx context.Context, before time.Time, limit int) ([]*gengate.Upload, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2`,
 		ms(before), limit)
 	if err != nil {
 		return nil, err
