@@ -3,6 +3,7 @@ package gengate
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -105,11 +106,45 @@ type Progress struct {
 	Report *Report
 }
 
-// Output is one finished file.
+// Output is one finished file: held in memory (Data: the sandbox, builtin
+// operations, base64 files in an upstream's JSON answer) or still on its
+// way from the upstream (Body: downloads), which the service streams into
+// storage without holding it whole.
 type Output struct {
-	Data        []byte
+	Data []byte
+	// Body, when not nil, is the file's content still to be read (Data is
+	// then nil). Its reads fail with an *UpstreamError when the upstream
+	// connection breaks (Busy) or the file turns out unusable (Failed).
+	// Whoever receives a Progress closes the Bodies of its outputs:
+	// the service once it has stored them (CloseOutputs otherwise).
+	Body io.ReadCloser
+	// Size is the file's length when the upstream declared it, -1 (or 0
+	// with Data) when it did not.
+	Size        int64
 	ContentType string // "image/png", "video/mp4", ...
 	Ext         string // "png", "mp4", ... without the dot
+}
+
+// Bytes returns the whole file: Data, or Body read to its end and closed.
+// For small files and tests; the service streams Bodies instead.
+func (o *Output) Bytes() ([]byte, error) {
+	if o.Body == nil {
+		return o.Data, nil
+	}
+	defer o.Body.Close()
+	data, err := io.ReadAll(o.Body)
+	o.Data, o.Body = data, nil
+	return data, err
+}
+
+// CloseOutputs closes the Body of every output, for an engine or caller
+// that gives up on outputs it has opened.
+func CloseOutputs(outs []Output) {
+	for _, o := range outs {
+		if o.Body != nil {
+			o.Body.Close()
+		}
+	}
 }
 
 // Input is one fetched and checked input file.
@@ -119,6 +154,12 @@ type Input struct {
 	// Width and Height are read from an image's header by the fetcher; they
 	// are zero in a Job, whose inputs come back from storage as bytes.
 	Width, Height int
+	// URL, in a Job, is an address the upstream may fetch the file from
+	// instead of receiving its bytes: a presigned GET of the stored input,
+	// valid for InputURLExpiry, set for inputs of at least
+	// Service.InputURLMinBytes when the store can presign (S3). Empty
+	// otherwise; engines then send the bytes (data: URIs, uploads).
+	URL string
 }
 
 // InputKind says what an input field must hold.

@@ -56,6 +56,13 @@ type Service struct {
 	// UploadRetention is how long uploaded files are kept (default
 	// DefaultUploadRetention).
 	UploadRetention time.Duration
+	// InputURLMinBytes is the size from which an input goes to the
+	// upstreams that take URLs as a presigned URL of the store rather than
+	// as a data: URI (default DefaultInputURLMinBytes; negative: never).
+	InputURLMinBytes int64
+	// MaxOutputBytes caps one output file (default DefaultMaxOutputBytes);
+	// a stream over it is cut off and the task fails, refunded.
+	MaxOutputBytes int64
 	// WebhookGuard checks a webhookUrl's host before the task is created
 	// (the same address rule as inputs: internal/fetch.Guard). Nil allows
 	// every host.
@@ -769,7 +776,7 @@ func (s *Service) fail(ctx context.Context, t *Task, code, msg string, inputFaul
 
 func (s *Service) progress(ctx context.Context, t *Task, p Progress) error {
 	if len(p.Outputs) > 0 {
-		return s.succeed(ctx, t, p.Outputs)
+		return s.succeed(ctx, t, p) // outputs.go
 	}
 	t.Status, t.Attempts = StatusRunning, 0 // progress: retries count afresh
 	if p.UpstreamID != "" {
@@ -826,31 +833,6 @@ func (s *Service) review(ctx context.Context, t *Task, reason, msg string) error
 	return s.finish(ctx, t, 0)
 }
 
-func (s *Service) succeed(ctx context.Context, t *Task, outs []Output) error {
-	now := s.now()
-	t.Outputs = t.Outputs[:0]
-	for i, o := range outs {
-		// Keys are fixed per task and index, so a repeated step overwrites
-		// rather than adds files.
-		key := fmt.Sprintf("outputs/%s/%d.%s", t.ID, i, o.Ext)
-		if err := s.Blobs.Put(ctx, key, o.Data, o.ContentType); err != nil {
-			if t.Status == StatusSubmitting && !resubmittable(s.Engines[t.Engine]) {
-				// Retrying would submit the paid work again; the outputs
-				// existed, so an operator can look for them.
-				s.log().ErrorContext(ctx, "store output", "jobId", t.ID, "err", err)
-				return s.review(ctx, t, ReviewOutputsLost, "the outputs arrived but could not be stored")
-			}
-			return s.retry(ctx, t, fmt.Errorf("store output: %w", err))
-		}
-		t.Outputs = append(t.Outputs, Creation{
-			ID: NewID(), AccountID: t.AccountID, TaskID: t.ID, Index: i, Key: key, Token: NewToken(),
-			ContentType: o.ContentType, Ext: o.Ext, Size: int64(len(o.Data)), CreatedAt: now,
-		})
-	}
-	t.Status = StatusSucceeded
-	return s.finish(ctx, t, 0)
-}
-
 // finish records a task's final (or review) state; a failed task gets
 // refund credits back in the same transaction.
 func (s *Service) finish(ctx context.Context, t *Task, refund int) error {
@@ -883,7 +865,7 @@ func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 		if err != nil {
 			return j, fmt.Errorf("read input %s: %w", name, err)
 		}
-		j.Inputs[name] = Input{Data: data, ContentType: sniff(data)}
+		j.Inputs[name] = Input{Data: data, ContentType: sniff(data), URL: s.inputURL(ctx, t, key, len(data))}
 	}
 	return j, nil
 }
@@ -978,6 +960,9 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 			return err
 		}
 		if err := s.sweepInputs(ctx); err != nil {
+			return err
+		}
+		if err := s.sweepPartialOutputs(ctx); err != nil { // outputs.go
 			return err
 		}
 		if err := s.Store.PurgeSessions(ctx, s.now()); err != nil { // signin.go

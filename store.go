@@ -95,6 +95,11 @@ type CreateResult struct {
 // S3.
 type Blobs interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
+	// PutStream copies r to its end under key, atomically: readers see the
+	// old file or the whole new one, never part of it, and a copy that
+	// fails (r's error included) leaves nothing new. It returns the bytes
+	// written. Outputs streamed from upstreams are stored with it.
+	PutStream(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
 	// Get reads a whole file (inputs, which are small); a missing one is
 	// an ENotFound error.
 	Get(ctx context.Context, key string) ([]byte, error)

@@ -47,6 +47,10 @@ type Config struct {
 	// (fetch.Config): per image, and for all inputs in flight.
 	MaxInputMemory  int64
 	MaxDecodeMemory int64
+	// MaxOutputBytes caps one output file (gengate.Service.MaxOutputBytes).
+	MaxOutputBytes int64
+	// InputURLMinBytes is gengate.Service.InputURLMinBytes.
+	InputURLMinBytes int64
 	// MaxCPUJobs caps the builtin engine's jobs in flight per process.
 	MaxCPUJobs int
 	// ConfigFile is the --config YAML file of providers and routes.
@@ -115,6 +119,10 @@ func (c *Config) Validate() error {
 		return errors.New("--max-conns must be ≥ 1")
 	case c.MaxInputMemory < 1<<20 || c.MaxDecodeMemory < 1<<20:
 		return errors.New("--max-input-memory and --max-decode-memory must be ≥ 1 MiB")
+	case c.InputURLMinBytes == 0 || c.InputURLMinBytes < -1:
+		return errors.New("--input-url-min-bytes must be ≥ 1, or -1 for never")
+	case c.MaxOutputBytes < 1<<20:
+		return errors.New("--max-output-bytes must be ≥ 1 MiB")
 	case c.MaxCPUJobs < 1:
 		return errors.New("--max-cpu-jobs must be ≥ 1")
 	case c.MetricsRefresh < time.Second:
@@ -220,7 +228,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.AdminAddr, "admin-addr", "", "address of the operator listener serving /metrics and /debug/pprof (keep it private; default: none)")
 	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
-	var maxBody, maxInputMemory, maxDecodeMemory int
+	var maxBody, maxInputMemory, maxDecodeMemory, maxOutputBytes, inputURLMin int
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
@@ -238,6 +246,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
 		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
 		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
+		f.integer(&maxOutputBytes, "max-output-bytes", gengate.DefaultMaxOutputBytes, "largest output file in bytes, enforced as it streams from the upstream; over it the task fails with UPSTREAM_ERROR, refunded"),
+		f.integer(&inputURLMin, "input-url-min-bytes", gengate.DefaultInputURLMinBytes, "inputs of at least this many bytes go to fal and Replicate as a presigned URL of the S3 storage instead of a data: URI (-1: never; local storage always sends data: URIs)"),
 		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
 		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
@@ -260,6 +270,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	}
 	c.MaxBody = int64(maxBody)
 	c.MaxInputMemory, c.MaxDecodeMemory = int64(maxInputMemory), int64(maxDecodeMemory)
+	c.MaxOutputBytes, c.InputURLMinBytes = int64(maxOutputBytes), int64(inputURLMin)
 	if err := c.Accounts.validate(); err != nil {
 		return nil, err
 	}

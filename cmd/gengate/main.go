@@ -65,6 +65,7 @@ commands:
   version                             print the version
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
   bench waiters [--count N]           server memory while N synchronous calls wait
+  bench outputs [--size B]            server memory while 4 large outputs stream into storage
 
 API client commands (--url U --key K, or GENGATE_URL, GENGATE_KEY):
   generate --model M --prompt P [--image FILE|URL] [--option k=v ...] [--out DIR] [--async]
@@ -148,6 +149,8 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return benchSubmit(ctx, rest, getenv, stdout, stderr)
 	case "bench waiters":
 		return benchWaiters(ctx, rest, getenv, stdout, stderr)
+	case "bench outputs":
+		return benchOutputs(ctx, rest, getenv, stdout, stderr)
 	case "bench bare":
 		return benchBare(ctx, rest, getenv, stdout, stderr)
 	case "generate ":

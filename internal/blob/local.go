@@ -5,9 +5,11 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,7 +70,7 @@ func secureTree(root string) error {
 
 func (l *Local) path(key string) (string, error) {
 	clean := filepath.Clean("/" + key)
-	if key == "" || clean != "/"+key || strings.Contains(key, "\\") {
+	if key == "" || clean != "/"+key || strings.Contains(key, "\\") || strings.HasPrefix(key, tmpPrefix) {
 		return "", fmt.Errorf("blob: bad key %q", key)
 	}
 	return filepath.Join(l.dir, filepath.FromSlash(key)), nil
@@ -76,19 +78,32 @@ func (l *Local) path(key string) (string, error) {
 
 // Put writes data under key atomically, replacing what was there.
 func (l *Local) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	_, err := l.PutStream(ctx, key, bytes.NewReader(data), contentType)
+	return err
+}
+
+// PutStream copies r to its end under key atomically, replacing what was
+// there, and returns the bytes written. The file is written as a temporary
+// file in the store's partial directory (".tmp-partial", which List skips),
+// synced, then renamed to its key: a reader never sees a partial file, and
+// one that fails (r's error, a full disk, ctx ended) is removed. A crash
+// mid-copy leaves only the temporary file, which SweepPartial removes once
+// it is old.
+func (l *Local) PutStream(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
 	p, err := l.path(key)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
+	partial := filepath.Join(l.dir, partialDir)
+	if err := os.MkdirAll(partial, 0o700); err != nil {
+		return 0, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	f, err := os.CreateTemp(partial, tmpPrefix+"*")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	n, err := io.Copy(f, ctxReader{ctx, r})
 	if err == nil {
 		err = f.Sync()
 	}
@@ -96,12 +111,79 @@ func (l *Local) Put(ctx context.Context, key string, data []byte, contentType st
 		err = cerr
 	}
 	if err == nil {
+		// The key's directory is made only now, so a failed stream
+		// leaves no empty one behind.
+		err = os.MkdirAll(filepath.Dir(p), 0o700)
+	}
+	if err == nil {
 		err = os.Rename(tmp, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A Delete of the last file beside the key removed the
+			// directory just now: make it again.
+			if err = os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
+				err = os.Rename(tmp, p)
+			}
+		}
 	}
 	if err != nil {
 		os.Remove(tmp)
+		return n, err
 	}
-	return err
+	return n, nil
+}
+
+// tmpPrefix starts the names of files being written, and of partialDir,
+// the directory under the root that holds them (on the same file system
+// as every key, so the final rename is atomic).
+const (
+	tmpPrefix  = ".tmp-"
+	partialDir = ".tmp-partial"
+)
+
+// ctxReader stops a copy once its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// SweepPartial removes the temporary files of writes that a crash cut
+// short, last written before the time, and returns how many it removed.
+func (l *Local) SweepPartial(ctx context.Context, before time.Time) (int, error) {
+	entries, err := os.ReadDir(filepath.Join(l.dir, partialDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range entries {
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // renamed or removed just now
+		}
+		if err != nil {
+			return n, err
+		}
+		if !info.Mode().IsRegular() || !info.ModTime().Before(before) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(l.dir, partialDir, d.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
+		n++
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Get reads the file under key; a missing one is an ENotFound error.
@@ -174,7 +256,10 @@ func (l *Local) List(ctx context.Context, prefix string, before time.Time) ([]st
 		if errors.Is(err, fs.ErrNotExist) && p == root {
 			return fs.SkipAll // nothing stored under the prefix yet
 		}
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
+		if d != nil && d.IsDir() && d.Name() == partialDir {
+			return fs.SkipDir
+		}
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), tmpPrefix) {
 			return err
 		}
 		rel, err := filepath.Rel(l.dir, p)

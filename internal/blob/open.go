@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"slices"
@@ -20,6 +21,11 @@ import (
 // job uses to find orphaned files.
 type Store interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
+	PutStream(ctx context.Context, key string, r io.Reader, contentType string) (int64, error)
+	// SweepPartial removes what writes cut short by a crash left behind
+	// (temporary files, incomplete multipart uploads) that began before
+	// the time.
+	SweepPartial(ctx context.Context, before time.Time) (int, error)
 	Get(ctx context.Context, key string) ([]byte, error)
 	Open(ctx context.Context, key string) (gengate.BlobFile, error)
 	Delete(ctx context.Context, key string) error

@@ -146,6 +146,98 @@ func (s *S3) Put(ctx context.Context, key string, data []byte, contentType strin
 	return nil
 }
 
+// PartSize is the size of the parts PutStream uploads (S3 allows 5 MiB
+// to 5 GiB, and 10,000 parts: objects up to 80 GB). One part is held in
+// memory per stream.
+const PartSize = 8 << 20
+
+// PutStream copies r to its end under key and returns the bytes written.
+// A stream of one part or less is one PUT; a longer one is a multipart
+// upload, one part read and sent at a time, completed only after r's
+// last byte: until then no object exists under key (an older one stays),
+// and one that fails (r's error, the server's, ctx ended) is aborted.
+// A crash mid-stream leaves an incomplete upload, invisible to readers,
+// which SweepPartial aborts once it is old.
+func (s *S3) PutStream(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
+	name, err := s.object(key)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, PartSize)
+	n, err := io.ReadFull(r, buf)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		_, err = s.client.PutObject(ctx, s.bucket, name, bytes.NewReader(buf[:n]), int64(n),
+			minio.PutObjectOptions{ContentType: contentType})
+		if err != nil {
+			return 0, fmt.Errorf("blob: put %s: %w", key, describe(err))
+		}
+		return int64(n), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	core := minio.Core{Client: s.client}
+	id, err := core.NewMultipartUpload(ctx, s.bucket, name, minio.PutObjectOptions{ContentType: contentType})
+	if err != nil {
+		return 0, fmt.Errorf("blob: start upload of %s: %w", key, describe(err))
+	}
+	done := false
+	defer func() {
+		if !done {
+			// Best effort: SweepPartial aborts what this leaves.
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			core.AbortMultipartUpload(actx, s.bucket, name, id)
+			cancel()
+		}
+	}()
+	var parts []minio.CompletePart
+	var total int64
+	for num := 1; n > 0; num++ {
+		p, err := core.PutObjectPart(ctx, s.bucket, name, id, num, bytes.NewReader(buf[:n]), int64(n), minio.PutObjectPartOptions{})
+		if err != nil {
+			return total, fmt.Errorf("blob: upload part %d of %s: %w", num, key, describe(err))
+		}
+		parts = append(parts, minio.CompletePart{PartNumber: num, ETag: p.ETag})
+		total += int64(n)
+		n, err = io.ReadFull(r, buf)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return total, err
+		}
+	}
+	if _, err := core.CompleteMultipartUpload(ctx, s.bucket, name, id, parts, minio.PutObjectOptions{ContentType: contentType}); err != nil {
+		return total, fmt.Errorf("blob: complete upload of %s: %w", key, describe(err))
+	}
+	done = true
+	return total, nil
+}
+
+// SweepPartial aborts the multipart uploads under the store's prefix that
+// were started before the time (left by a crash mid-stream), and returns
+// how many it aborted.
+func (s *S3) SweepPartial(ctx context.Context, before time.Time) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	core := minio.Core{Client: s.client}
+	n := 0
+	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, s.prefix, true) {
+		if u.Err != nil {
+			return n, fmt.Errorf("blob: list incomplete uploads: %w", describe(u.Err))
+		}
+		if !u.Initiated.Before(before) {
+			continue
+		}
+		if err := core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil && !isNoSuchUpload(err) {
+			return n, fmt.Errorf("blob: abort upload of %s: %w", u.Key, describe(err))
+		}
+		n++
+	}
+	return n, ctx.Err()
+}
+
+func isNoSuchUpload(err error) bool {
+	return minio.ToErrorResponse(err).Code == "NoSuchUpload"
+}
+
 // Get reads the object under key; a missing one is an ENotFound error, as
 // with Local.
 func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {

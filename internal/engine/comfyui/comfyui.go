@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/jpeg"
 	_ "image/png" // decodes PNG outputs for the JPEG conversion
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -342,10 +343,11 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	for _, f := range files {
 		q := url.Values{"filename": {f.Filename}, "subfolder": {f.Subfolder}, "type": {f.Type}}
 		o, err := e.client.Download(ctx, "/view?"+q.Encode(), job.Type)
-		if err != nil {
-			return gengate.Progress{}, err
+		if err == nil {
+			o, err = convert(o, job.OutputFormat)
 		}
-		if o, err = convert(o, job.OutputFormat); err != nil {
+		if err != nil {
+			gengate.CloseOutputs(outs)
 			return gengate.Progress{}, err
 		}
 		outs = append(outs, o)
@@ -484,7 +486,17 @@ func convert(o gengate.Output, format string) (gengate.Output, error) {
 	if format != "jpeg" || o.ContentType != "image/png" {
 		return o, nil
 	}
-	img, _, err := image.Decode(bytes.NewReader(o.Data))
+	// The PNG is decoded as it streams in; only the decoded image is held.
+	var src io.Reader = bytes.NewReader(o.Data)
+	if o.Body != nil {
+		defer o.Body.Close()
+		src = o.Body
+	}
+	img, _, err := image.Decode(src)
+	var ue *gengate.UpstreamError
+	if errors.As(err, &ue) {
+		return o, err // the download broke off
+	}
 	if err != nil {
 		return o, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
 			Message: "comfyui delivered an undecodable PNG: " + err.Error()}

@@ -99,6 +99,7 @@ func TestImageSuccess(t *testing.T) {
 	if len(p.Outputs) != 2 {
 		t.Fatalf("%d outputs, want 2", len(p.Outputs))
 	}
+	enginetest.ReadOutputs(t, p.Outputs)
 	for i, o := range p.Outputs {
 		cfg, format, err := image.DecodeConfig(bytes.NewReader(o.Data))
 		if err != nil || format != "jpeg" || o.ContentType != "image/jpeg" || o.Ext != "jpeg" {
@@ -140,6 +141,7 @@ func TestVideoSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	enginetest.ReadOutputs(t, p.Outputs)
 	if len(p.Outputs) != 1 || p.Outputs[0].ContentType != "video/mp4" || p.Outputs[0].Ext != "mp4" || string(p.Outputs[0].Data[4:8]) != "ftyp" {
 		t.Fatalf("outputs %+v", p.Outputs)
 	}

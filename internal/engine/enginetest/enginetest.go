@@ -92,6 +92,7 @@ func Run(t *testing.T, eng gengate.Engine, cases []Case, advance func(time.Durat
 			if len(p.Outputs) != want {
 				t.Fatalf("%d outputs, want %d", len(p.Outputs), want)
 			}
+			ReadOutputs(t, p.Outputs)
 			for i, o := range p.Outputs {
 				checkOutput(t, c.Job, i, o)
 			}
@@ -125,6 +126,17 @@ func checkOutput(t *testing.T, job gengate.Job, i int, o gengate.Output) {
 		got := float64(cfg.Width) / float64(cfg.Height)
 		if got < r*0.97 || got > r*1.03 {
 			t.Errorf("output %d is %dx%d, want aspect ratio %s", i, cfg.Width, cfg.Height, job.AspectRatio)
+		}
+	}
+}
+
+// ReadOutputs reads every streamed output (Body) whole into its Data, in
+// place, so tests can look at the bytes the service would have stored.
+func ReadOutputs(t testing.TB, outs []gengate.Output) {
+	t.Helper()
+	for i := range outs {
+		if _, err := outs[i].Bytes(); err != nil {
+			t.Fatalf("read output %d: %v", i, err)
 		}
 	}
 }

@@ -223,6 +223,7 @@ func (e *Engine) download(ctx context.Context, job gengate.Job, res result) ([]g
 			out, err = e.client.Download(ctx, u, kind)
 		}
 		if err != nil {
+			gengate.CloseOutputs(outs)
 			if gone(err) {
 				return nil, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
 					Message: "fal deleted the request's outputs before they were copied"}

@@ -348,6 +348,7 @@ func (e *Engine) finish(ctx context.Context, op operation) (gengate.Progress, er
 			continue
 		}
 		if err != nil {
+			gengate.CloseOutputs(outs)
 			return gengate.Progress{}, err
 		}
 		outs = append(outs, o)

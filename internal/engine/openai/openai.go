@@ -181,10 +181,16 @@ func (e *Engine) submitImages(ctx context.Context, job gengate.Job, r *request) 
 			urls = append(urls, d.URL)
 		}
 	}
+	upstreamID := ""
 	if len(urls) > 0 {
 		p, err := e.downloadImages(ctx, urls)
 		var ue *gengate.UpstreamError
 		switch {
+		case err == nil && len(outs) == 0:
+			// Should storing the streamed files fail, the service checks
+			// this id: a later step downloads them again.
+			b, _ := json.Marshal(urls)
+			upstreamID, outs = urlsPrefix+string(b), p.Outputs
 		case err == nil:
 			outs = append(outs, p.Outputs...)
 		case len(outs) > 0:
@@ -202,7 +208,7 @@ func (e *Engine) submitImages(ctx context.Context, job gengate.Job, r *request) 
 		return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
 			Message: e.name + " answered with no images"}
 	}
-	return gengate.Progress{Outputs: outs}, nil
+	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs}, nil
 }
 
 // downloadImages fetches every image URL. Busy answers come back as they
@@ -212,6 +218,7 @@ func (e *Engine) downloadImages(ctx context.Context, urls []string) (gengate.Pro
 	for _, u := range urls {
 		o, err := e.client.Download(ctx, u, "image")
 		if err != nil {
+			gengate.CloseOutputs(outs)
 			return gengate.Progress{}, e.gone(err)
 		}
 		outs = append(outs, o)

@@ -89,6 +89,7 @@ func TestImageSuccess(t *testing.T) {
 	if p.UpstreamID != "" || len(p.Outputs) != 2 {
 		t.Fatalf("images come with the submit: id %q, %d outputs", p.UpstreamID, len(p.Outputs))
 	}
+	enginetest.ReadOutputs(t, p.Outputs)
 	for _, o := range p.Outputs {
 		cfg, format, err := image.DecodeConfig(bytes.NewReader(o.Data))
 		if err != nil || format != "jpeg" || o.ContentType != "image/jpeg" || cfg.Width != 1536 || cfg.Height != 1024 {
@@ -147,6 +148,7 @@ func TestVideoSuccess(t *testing.T) {
 	if err != nil || len(p.Outputs) != 1 {
 		t.Fatalf("final check: %+v %v", p, err)
 	}
+	enginetest.ReadOutputs(t, p.Outputs)
 	if o := p.Outputs[0]; o.ContentType != "video/mp4" || o.Ext != "mp4" || string(o.Data[4:8]) != "ftyp" {
 		t.Fatalf("output %s %s", o.ContentType, o.Ext)
 	}

@@ -176,6 +176,7 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	for _, u := range urls {
 		o, err := e.client.Download(ctx, u, job.Type)
 		if err != nil {
+			gengate.CloseOutputs(outs)
 			return gengate.Progress{}, err
 		}
 		outs = append(outs, o)

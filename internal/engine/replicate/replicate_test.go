@@ -68,6 +68,7 @@ func TestImageSuccess(t *testing.T) {
 	if len(p.Outputs) != 2 {
 		t.Fatalf("%d outputs, want 2", len(p.Outputs))
 	}
+	enginetest.ReadOutputs(t, p.Outputs)
 	for i, o := range p.Outputs {
 		cfg, format, err := image.DecodeConfig(bytes.NewReader(o.Data))
 		if err != nil || format != "jpeg" || o.ContentType != "image/jpeg" {

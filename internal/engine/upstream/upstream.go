@@ -1,7 +1,7 @@
 // Package upstream is what the provider engines (fal, replicate, openai,
 // google, comfyui) share: an HTTP client that classifies an upstream's
 // answers into the gengate.UpstreamError kinds the service acts on, output
-// downloads with size and type checks, data URIs for inputs, and the
+// downloads streamed with type checks, data URIs for inputs, and the
 // cleaning of secrets from upstream messages.
 //
 // The classification is the heart of crash safety. A submit whose request
@@ -16,6 +16,7 @@
 package upstream
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -40,8 +41,6 @@ const (
 	SubmitTimeout   = 60 * time.Second
 	PollTimeout     = 30 * time.Second
 	DownloadTimeout = 5 * time.Minute
-	// MaxDownload caps one output file.
-	MaxDownload = 512 << 20
 	// maxBody caps a JSON answer (base64 images can be large).
 	maxBody = 256 << 20
 )
@@ -358,15 +357,26 @@ func RetryAfter(h string, now time.Time) time.Duration {
 	return 0
 }
 
-// Download fetches an output file from url (absolute, or relative to the
+// Download opens an output file at url (absolute, or relative to the
 // base URL) with the client's credentials when the URL is on the
 // provider's own origin (scheme, host and port) and through the address
-// guard when it is not (see origin.go), checks that it is an image or a video as kind says ("image",
-// "video") and at most MaxDownload bytes, and returns it as an Output.
-// Failures are Busy or plain errors, like Poll's.
+// guard when it is not (see origin.go), checks by its first bytes that it
+// is an image or a video as kind says ("image", "video"), and returns it as
+// an Output whose Body streams the rest: the service copies it into
+// storage, enforcing its size limit as it goes, and closes it. Failures to
+// open are Busy or plain errors, like Poll's; a Body read that fails is a
+// Busy *gengate.UpstreamError. The whole download, reading included, is
+// bounded by DownloadTimeout.
 func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output, error) {
 	ctx, cancel := context.WithTimeout(ctx, DownloadTimeout)
-	defer cancel()
+	o, err := c.download(ctx, cancel, url, kind)
+	if err != nil {
+		cancel()
+	}
+	return o, err
+}
+
+func (c *Client) download(ctx context.Context, cancel context.CancelFunc, url, kind string) (gengate.Output, error) {
 	full := c.url(url)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, full, nil)
 	if err != nil {
@@ -381,8 +391,8 @@ func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output
 		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
 			Message: c.Name + " output download failed: " + c.Clean(rootCause(err))}
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
+		resp.Body.Close()
 		e := &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream, Status: resp.StatusCode,
 			Message:    fmt.Sprintf("%s output download answered %d", c.Name, resp.StatusCode),
 			RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), c.now())}
@@ -397,36 +407,80 @@ func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output
 		}
 		return gengate.Output{}, errors.New(e.Message)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxDownload+1))
+	body := &downloadBody{r: bufio.NewReaderSize(resp.Body, sniffLen), body: resp.Body, cancel: cancel, c: c}
+	head, err := body.r.Peek(sniffLen)
+	if err != nil && err != io.EOF {
+		resp.Body.Close()
+		return gengate.Output{}, body.cut(err)
+	}
+	ct, ext, err := fileKind(head, kind)
 	if err != nil {
-		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
-			Message: c.Name + " output download cut short: " + c.Clean(rootCause(err))}
+		resp.Body.Close()
+		return gengate.Output{}, err
 	}
-	if len(data) > MaxDownload {
-		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
-			Message: fmt.Sprintf("%s output is larger than %d MiB", c.Name, MaxDownload>>20)}
+	return gengate.Output{Body: body, Size: resp.ContentLength, ContentType: ct, Ext: ext}, nil
+}
+
+// sniffLen is how much of a download is read to name its type: what
+// http.DetectContentType looks at.
+const sniffLen = 512
+
+// downloadBody is a download's Body: read errors become Busy upstream
+// errors (the step runs again), and Close ends the download's context.
+type downloadBody struct {
+	r      *bufio.Reader
+	body   io.ReadCloser
+	cancel context.CancelFunc
+	c      *Client
+}
+
+func (b *downloadBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.cut(err)
 	}
-	return Output(data, kind)
+	return n, err
+}
+
+func (b *downloadBody) cut(err error) error {
+	return &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
+		Message: b.c.Name + " output download cut short: " + b.c.Clean(rootCause(err))}
+}
+
+func (b *downloadBody) Close() error {
+	err := b.body.Close()
+	b.cancel()
+	return err
 }
 
 // Output checks that data is a file of kind ("image" or "video") by its
 // bytes and returns it with its content type and extension. A wrong kind
 // is a Failed error: the upstream delivered something unusable.
 func Output(data []byte, kind string) (gengate.Output, error) {
-	ct := http.DetectContentType(data)
-	if len(data) > 12 && string(data[4:8]) == "ftyp" {
+	ct, ext, err := fileKind(data, kind)
+	if err != nil {
+		return gengate.Output{}, err
+	}
+	return gengate.Output{Data: data, Size: int64(len(data)), ContentType: ct, Ext: ext}, nil
+}
+
+// fileKind names the type of a file by its first bytes and checks it is
+// of kind.
+func fileKind(head []byte, kind string) (ct, ext string, err error) {
+	ct = http.DetectContentType(head)
+	if len(head) > 12 && string(head[4:8]) == "ftyp" {
 		ct = "video/mp4"
 	}
-	if len(data) > 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP" {
+	if len(head) > 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP" {
 		ct = "image/webp"
 	}
-	ext := map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/webp": "webp", "image/gif": "gif",
+	ext = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/webp": "webp", "image/gif": "gif",
 		"video/mp4": "mp4", "video/webm": "webm"}[ct]
 	if ext == "" || !strings.HasPrefix(ct, kind+"/") {
-		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
-			Message: fmt.Sprintf("the upstream delivered %s (%d bytes) where %s was expected", ct, len(data), kind)}
+		return "", "", &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+			Message: fmt.Sprintf("the upstream delivered %s where %s was expected", ct, kind)}
 	}
-	return gengate.Output{Data: data, ContentType: ct, Ext: ext}, nil
+	return ct, ext, nil
 }
 
 // Base64Output decodes a base64 (or data: URL) image from an answer body.
@@ -442,9 +496,13 @@ func Base64Output(b64, kind string) (gengate.Output, error) {
 	return Output(data, kind)
 }
 
-// DataURI returns in as a data: URL, the form fal, Replicate and most
-// OpenAI-compatible servers accept for input files.
+// DataURI returns in as the URL fal, Replicate and most OpenAI-compatible
+// servers accept for input files: its presigned URL when the service gave
+// it one (a large input in S3 storage), otherwise a data: URL of its bytes.
 func DataURI(in gengate.Input) string {
+	if in.URL != "" {
+		return in.URL
+	}
 	ct := in.ContentType
 	if ct == "" {
 		ct = http.DetectContentType(in.Data)

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/sqlstore"
+)
+
+// benchOutputs is "gengate bench outputs": the server's memory while it
+// stores several large video outputs at once. A fake Replicate upstream
+// runs in this process and serves each prediction's output, an MP4 of
+// --size bytes made as it is sent (never held or stored here); a gengate
+// server, a child process of the same binary, runs the tasks with
+// --workers at least --count, so every download streams at the same
+// time. It reports the child's peak RSS (VmHWM) beside its idle RSS.
+// docs/benchmarks.md keeps the figures.
+func benchOutputs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var data, storage string
+	var count, size int
+	f := newFlags("bench outputs", getenv, stderr)
+	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
+	f.StringVar(&storage, "storage", "", "--storage of the gengate under test (default: files in --data; s3://… needs AWS_* set)")
+	f.IntVar(&count, "count", 4, "video outputs stored at once")
+	f.IntVar(&size, "size", 1<<30, "bytes of each output")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if count < 1 || size < 1<<20 {
+		return errors.New("--count must be ≥ 1 and --size ≥ 1 MiB")
+	}
+	data, cleanup, err := benchData(data)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	key, err := benchKey(ctx, "", data)
+	if err != nil {
+		return err
+	}
+	up, err := startFakeReplicate(int64(size))
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	cfgPath := filepath.Join(data, "providers.yaml")
+	cfg := fmt.Sprintf("providers:\n  replicate:\n    apiKey: bench-key\n    baseUrl: http://%s/v1\n", up.Addr)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
+		"--storage", storage, "--config", cfgPath, "--workers", strconv.Itoa(count),
+		"--max-output-bytes", strconv.Itoa(2*size))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	store, err := sqlstore.Open(ctx, "", data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	idle := srv.rss()
+	start := time.Now()
+	for i := range count {
+		body := fmt.Sprintf(`{"type":"video","modelId":"google-veo-3","prompt":"a long video %d"}`, i)
+		status, answer, err := benchPost(http.DefaultClient, srv.base, key, body)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusAccepted {
+			return fmt.Errorf("gengate answered %d, not 202: %s", status, answer)
+		}
+	}
+	var peakSeen int64
+	for {
+		counts, err := store.CountTasks(ctx)
+		if err != nil {
+			return err
+		}
+		peakSeen = max(peakSeen, srv.rss())
+		if counts[gengate.StatusSucceeded] == count {
+			break
+		}
+		if n := counts[gengate.StatusFailed] + counts[gengate.StatusNeedsReview]; n > 0 {
+			return fmt.Errorf("%d tasks failed or went to review; see %s", n, filepath.Join(data, "serve.log"))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-srv.done:
+			return fmt.Errorf("the server ended; see %s", filepath.Join(data, "serve.log"))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	elapsed := time.Since(start)
+	peak := srv.status("VmHWM:")
+	fmt.Fprintf(stdout, "gengate bench outputs: %d video outputs of %d MiB stored at once (fake Replicate upstream on loopback, storage %s)\n",
+		count, size>>20, map[bool]string{true: "local files", false: storage}[storage == ""])
+	fmt.Fprintf(stdout, "all stored after %s (%.0f MB/s in total); %d MiB served by the upstream\n",
+		elapsed.Round(time.Millisecond), float64(count)*float64(size)/1e6/elapsed.Seconds(), up.sent()>>20)
+	fmt.Fprintf(stdout, "server RSS: idle %d MB, highest sampled %d MB, peak (VmHWM) %d MB\n", idle>>20, peakSeen>>20, peak>>20)
+	return nil
+}
+
+// status returns a size line of the child's /proc status ("VmRSS:",
+// "VmHWM:") in bytes (Linux).
+func (c *benchChild) status(field string) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// fakeReplicate is a Replicate upstream for the benchmark, after
+// Replicate's HTTP API reference (https://replicate.com/docs/reference/http:
+// "Create a prediction using an official model", "Get a prediction"):
+// every prediction has succeeded by its first read, and its output is one
+// URL whose file is an MP4 of size bytes generated as it is sent.
+type fakeReplicate struct {
+	*http.Server
+	Addr    string
+	size    int64
+	next    chan int
+	written chan int64
+}
+
+func startFakeReplicate(size int64) (*fakeReplicate, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &fakeReplicate{Addr: ln.Addr().String(), size: size, next: make(chan int, 1), written: make(chan int64, 1)}
+	f.next <- 1
+	f.written <- 0
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/models/{owner}/{name}/predictions", func(w http.ResponseWriter, r *http.Request) {
+		n := <-f.next
+		f.next <- n + 1
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("bench%d", n), "status": "starting"})
+	})
+	mux.HandleFunc("GET /v1/predictions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": id, "status": "succeeded",
+			"output": fmt.Sprintf("http://%s/v1/files/%s.mp4", f.Addr, id)})
+	})
+	mux.HandleFunc("GET /v1/files/{name}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "video/mp4")
+		w.Header().Set("Content-Length", strconv.FormatInt(f.size, 10))
+		chunk := make([]byte, 256<<10)
+		copy(chunk, "\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41")
+		var sent int64
+		for sent < f.size {
+			n := min(f.size-sent, int64(len(chunk)))
+			if _, err := w.Write(chunk[:n]); err != nil {
+				break
+			}
+			sent += n
+			clear(chunk[:32]) // the header once, then filler
+		}
+		f.written <- <-f.written + sent
+	})
+	f.Server = &http.Server{Handler: mux}
+	go f.Serve(ln)
+	return f, nil
+}
+
+// sent is how many file bytes the fake has served.
+func (f *fakeReplicate) sent() int64 {
+	n := <-f.written
+	f.written <- n
+	return n
+}
