@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -49,7 +50,7 @@ func benchOutputs(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
-	up, err := startFakeReplicate(int64(size))
+	up, err := startFakeReplicate(int64(size), nil)
 	if err != nil {
 		return err
 	}
@@ -134,16 +135,19 @@ func (c *benchChild) status(field string) int64 {
 // Replicate's HTTP API reference (https://replicate.com/docs/reference/http:
 // "Create a prediction using an official model", "Get a prediction"):
 // every prediction has succeeded by its first read, and its output is one
-// URL whose file is an MP4 of size bytes generated as it is sent.
+// URL whose file is an MP4 of size bytes generated as it is sent. With
+// hold, the first file request stops after half the file until hold is
+// closed (tests kill the server mid-stream).
 type fakeReplicate struct {
 	*http.Server
 	Addr    string
 	size    int64
 	next    chan int
 	written chan int64
+	files   atomic.Int64 // file requests so far
 }
 
-func startFakeReplicate(size int64) (*fakeReplicate, error) {
+func startFakeReplicate(size int64, hold chan struct{}) (*fakeReplicate, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -170,8 +174,16 @@ func startFakeReplicate(size int64) (*fakeReplicate, error) {
 		w.Header().Set("Content-Length", strconv.FormatInt(f.size, 10))
 		chunk := make([]byte, 256<<10)
 		copy(chunk, "\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41")
+		held := hold
+		if f.files.Add(1) > 1 {
+			held = nil // only the first request is held
+		}
 		var sent int64
 		for sent < f.size {
+			if held != nil && sent >= f.size/2 {
+				<-held
+				held = nil
+			}
 			n := min(f.size-sent, int64(len(chunk)))
 			if _, err := w.Write(chunk[:n]); err != nil {
 				break
