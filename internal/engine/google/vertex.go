@@ -285,6 +285,7 @@ func (v *Vertex) finish(ctx context.Context, op vertexOperation) (gengate.Progre
 			continue
 		}
 		if err != nil {
+			gengate.CloseOutputs(outs)
 			return gengate.Progress{}, err
 		}
 		outs = append(outs, o)
