@@ -118,8 +118,9 @@ type Output struct {
 	// Whoever receives a Progress closes the Bodies of its outputs:
 	// the service once it has stored them (CloseOutputs otherwise).
 	Body io.ReadCloser
-	// Size is the file's length when the upstream declared it, -1 (or 0
-	// with Data) when it did not.
+	// Size is the file's length when known (Data's, or the Content-Length
+	// a download declared: one over the limit is refused before a byte is
+	// read); 0 or -1 when not. The service counts the bytes regardless.
 	Size        int64
 	ContentType string // "image/png", "video/mp4", ...
 	Ext         string // "png", "mp4", ... without the dot
