@@ -94,15 +94,18 @@ func (s *Service) UpdateKey(ctx context.Context, accountID, id string, c KeyChan
 	if err := s.Store.UpdateAPIKey(ctx, k); err != nil {
 		return nil, err
 	}
+	s.keysChanged()
 	return s.accountKey(ctx, accountID, id)
 }
 
-// RevokeKey revokes one of the account's keys; from then on every request
-// with it is refused (keys are looked up on every request, never cached).
+// RevokeKey revokes one of the account's keys: from then on this process
+// refuses it, and every other process within its --key-refresh (the
+// change counter the store bumps with the revocation; keycache.go).
 func (s *Service) RevokeKey(ctx context.Context, accountID, id string) error {
 	if err := s.Store.RevokeAccountKey(ctx, accountID, id, s.now()); err != nil {
 		return err
 	}
+	s.keysChanged()
 	s.log().InfoContext(ctx, "key revoked", "account", accountID, "keyId", id)
 	return nil
 }
@@ -117,12 +120,23 @@ func (s *Service) accountKey(ctx context.Context, accountID, id string) (*APIKey
 	return k, err
 }
 
-// touchKey records a key's use, at most once per KeyTouchInterval. A
-// failure to record it never fails the request.
+// keysChanged drops this process's copies of keys after it changed one.
+func (s *Service) keysChanged() {
+	if s.Keys != nil {
+		s.Keys.Changed()
+	}
+}
+
+// touchKey records a key's use, at most once per KeyTouchInterval (and,
+// with a KeyCache, by one request of those that find it due). A failure to
+// record it never fails the request.
 func (s *Service) touchKey(ctx context.Context, k *APIKey) {
 	now := s.now()
 	if now.Sub(k.LastUsedAt) < KeyTouchInterval {
 		return
+	}
+	if s.Keys != nil && !s.Keys.claimTouch(k, now) {
+		return // another request records it
 	}
 	if err := s.Store.TouchAPIKey(ctx, k.ID, now); err != nil {
 		s.log().WarnContext(ctx, "record key use", "keyId", k.ID, "err", err)

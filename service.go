@@ -67,6 +67,10 @@ type Service struct {
 	// (the same address rule as inputs: internal/fetch.Guard). Nil allows
 	// every host.
 	WebhookGuard func(ctx context.Context, rawURL string) error
+	// Keys, when set, serves API-key authentication from memory, with a
+	// bounded delay before a change made elsewhere is seen (keycache.go);
+	// nil reads the key from the Store on every request.
+	Keys *KeyCache
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.
@@ -116,7 +120,13 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, err
 	if secret == "" {
 		return nil, Errorf(EUnauthorized, "an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>")
 	}
-	k, err := s.Store.FindAPIKeyByHash(ctx, HashKey(secret))
+	var k *APIKey
+	var err error
+	if s.Keys != nil {
+		k, err = s.Keys.Find(ctx, HashKey(secret))
+	} else {
+		k, err = s.Store.FindAPIKeyByHash(ctx, HashKey(secret))
+	}
 	if ErrorCode(err) == ENotFound {
 		return nil, Errorf(EUnauthorized, "the API key is invalid or revoked")
 	}

@@ -21,6 +21,10 @@ type Store interface {
 	// FindAPIKeyByHash returns the unrevoked key with the hash, or an
 	// ENotFound error.
 	FindAPIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	// KeysGeneration returns a number that changes (in every process's
+	// view) whenever any key is revoked, renamed, limited or deleted, in
+	// the transaction of the change; KeyCache polls it.
+	KeysGeneration(ctx context.Context) (int64, error)
 	// RevokeAPIKey revokes the key whose id or display prefix is given.
 	RevokeAPIKey(ctx context.Context, idOrPrefix string, now time.Time) error
 	// Grant adds credits (negative to take away, never below zero) with a

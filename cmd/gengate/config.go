@@ -40,6 +40,11 @@ type Config struct {
 	DBConns int
 	// SQLiteBatch is the most writes the SQLite writer commits together.
 	SQLiteBatch int
+	// KeyRefresh bounds how long a key revoked or changed elsewhere may
+	// still be accepted from this process's memory; KeyCache is the most
+	// keys it keeps there (0: no cache, every request reads its key).
+	KeyRefresh time.Duration
+	KeyCache   int
 	// FreeRateLimit and FreeRateBurst pace free-model calls per key.
 	FreeRateLimit float64
 	FreeRateBurst int
@@ -105,6 +110,10 @@ func (c *Config) Validate() error {
 		return errors.New("--db-conns must be ≥ 1")
 	case c.SQLiteBatch < 1 || c.SQLiteBatch > sqlstore.MaxSQLiteBatch:
 		return fmt.Errorf("--sqlite-batch must be between 1 and %d", sqlstore.MaxSQLiteBatch)
+	case c.KeyRefresh < 10*time.Millisecond || c.KeyRefresh > time.Minute:
+		return errors.New("--key-refresh must be between 10ms and 1m")
+	case c.KeyCache < 0:
+		return errors.New("--key-cache must be ≥ 0")
 	case c.FreeRateLimit < 0 || c.FreeRateBurst < 0:
 		return errors.New("--free-rate-limit and --free-rate-burst must be ≥ 0")
 	case c.RateLimit < 0 || c.RateBurst < 0:
@@ -254,6 +263,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
+		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),
+		f.integer(&c.KeyCache, "key-cache", gengate.DefaultKeyCacheSize, "most API keys this process keeps in memory (0: read the key from the database on every request)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
 		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per API key (0: no limit); over it 429 RATE_LIMITED"),
 		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls a key may make at once under --free-rate-limit"),

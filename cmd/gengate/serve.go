@@ -101,6 +101,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		InputURLMinBytes: cfg.InputURLMinBytes,
 		WebhookGuard:     fetch.TargetGuard(cfg.AllowPrivate),
 	}
+	if cfg.Role != "worker" && cfg.KeyCache > 0 { // workers authenticate no one
+		svc.Keys = gengate.NewKeyCache(store, cfg.KeyRefresh, cfg.KeyCache)
+	}
 	if cfg.FreeRateLimit > 0 {
 		svc.FreeLimit = httpapi.NewLimiter(cfg.FreeRateLimit, cfg.FreeRateBurst)
 	}
@@ -125,6 +128,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			events.Kick()
 		})
 	}()
+	if svc.Keys != nil {
+		wg.Add(1)
+		go func() { // the key change counter, read every --key-refresh/4
+			defer wg.Done()
+			svc.Keys.Run(ctx)
+		}()
+	}
 	if cfg.Role != "api" {
 		wg.Add(1)
 		go func() {

@@ -829,8 +829,9 @@ func TestSpendLimitRefund(t *testing.T) {
 }
 
 // TestRevokedKeyRefusedEverywhere: two API processes on one database (each
-// with its own connection pool); a key revoked through one is refused by
-// the other on its very next request.
+// with its own connection pool and key cache); a key revoked through one is
+// refused by that one at once, and by the other once its key cache has
+// read the change counter (within --key-refresh; the test waits for it).
 func TestRevokedKeyRefusedEverywhere(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		url, dir := sqltest.URL(t, dialect), t.TempDir()
@@ -850,6 +851,14 @@ func TestRevokedKeyRefusedEverywhere(t *testing.T) {
 		secret, id := r.str("key"), r.str("id")
 		wantStatus(t, two.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusOK)
 		wantStatus(t, one.bySession(h, true, call{Method: "DELETE", Path: "/api/v1/keys/" + id}), http.StatusNoContent)
+		wantProblem(t, one.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusUnauthorized, gengate.EUnauthorized)
+		waitFor(t, "the other process to refuse the revoked key", func() bool {
+			r := two.do(call{Method: "GET", Path: "/api/v1/account", Key: secret})
+			if r.Status != http.StatusOK && r.Status != http.StatusUnauthorized {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			return r.Status == http.StatusUnauthorized
+		})
 		wantProblem(t, two.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusUnauthorized, gengate.EUnauthorized)
 		wantProblem(t, two.generate(secret, flux("after revoke"), async), http.StatusUnauthorized, gengate.EUnauthorized)
 		// The session made through one works through two, and its sign-out ends it in both.

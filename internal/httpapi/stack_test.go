@@ -111,6 +111,17 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		ReviewTerms: o.reviewTerms,
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
+		// Keys served from memory, as gengate serve does.
+		Keys: gengate.NewKeyCache(store, gengate.DefaultKeyRefresh, 0),
+	}
+	{
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			svc.Keys.Run(ctx)
+		}()
+		t.Cleanup(func() { cancel(); <-done })
 	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
 		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken}, log))

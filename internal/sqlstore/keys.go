@@ -79,6 +79,16 @@ func (s *DB) RevokeAccountKey(ctx context.Context, accountID, id string, now tim
 	return nil
 }
 
+// KeysGeneration returns the count of changes to keys (key_changes,
+// bumped by triggers on api_keys in the transaction of each change): when
+// it moved, a key authenticated from memory may have been revoked or
+// changed since. One row, read on the read pool.
+func (s *DB) KeysGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	err := s.reader().QueryRowContext(ctx, `SELECT generation FROM key_changes WHERE id = 1`).Scan(&g)
+	return g, err
+}
+
 // TouchAPIKey records the key's use at now, unless a use within the last
 // gengate.KeyTouchInterval is recorded already (another process's).
 func (s *DB) TouchAPIKey(ctx context.Context, id string, now time.Time) error {
