@@ -82,8 +82,11 @@ func value(r imageops.Result) string {
 		return "n/a"
 	}
 	prec := 2
-	if r.Unit == "IoU" || r.Unit == "SSIM" {
+	switch r.Unit {
+	case "IoU", "SSIM":
 		prec = 3
+	case "images", "px":
+		prec = 0
 	}
 	return strings.TrimSpace(fmt.Sprintf("%.*f %s", prec, r.Value, r.Unit))
 }

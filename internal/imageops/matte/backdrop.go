@@ -16,7 +16,8 @@ import (
 // not explain.
 //
 // The model (a quadratic per RGB channel, see backdrop) is fitted to the
-// frame robustly: refitted three times to the frame pixels within three
+// frame robustly: first to the frame without its bottom side, then refitted
+// three times to the frame pixels within three
 // times the median residual of the previous fit, so that the parts of the
 // object crossing the frame do not pull it. The backdrop is plain when the
 // fit explains at least plainMinInlier of the frame, and explains it
@@ -68,6 +69,17 @@ func analysePlain(im *workImage, frame []bool) *plainBackdrop {
 func fitPlain(im *workImage, frame []bool) *plainBackdrop {
 	w, h := im.w, im.h
 	sel := append([]bool(nil), frame...)
+	// The first fit leaves the bottom side out, where subjects are cut by
+	// the frame most often (a portrait's clothes): a subject filling most of
+	// it would pull the first fit too far for the refits to recover. The
+	// refits take the bottom side back where it fits.
+	fh := 0
+	for y := h - 1; y >= 0 && frame[y*w+w/2]; y-- {
+		fh++
+	}
+	for i := (h - fh) * w; i < w*h; i++ {
+		sel[i] = false
+	}
 	var b *backdrop
 	resid := make([]float64, w*h)
 	for round := 0; round < 4; round++ {

@@ -65,9 +65,19 @@
 //     GMM of the other three sides than those sides are (a side that cuts
 //     through the object, typically the bottom) pays none.
 //  5. The largest connected foreground component is kept, with any
-//     component at least 15 % of its size; small background holes are
-//     filled.
-//  6. The mask is upsampled and its edges refined by a guided filter (He,
+//     component at least 15 % of its size; background holes not connected
+//     to the image border and smaller than 2 % of the foreground (eyes,
+//     lips) are filled.
+//  6. Subjects cut by the bottom edge (cutframe.go): columns of the bottom
+//     frame whose colours are unlikely (by 6 nats, running median over a
+//     frame width) under a GMM of the top, left and right sides are the
+//     subject running out of the picture (a portrait's clothes, a skirt).
+//     When there are such columns (and the backdrop is not plain), steps
+//     3-5 run again with them out of the background seeds, the border
+//     colour model and the frame penalty; the parts of that second mask
+//     within 3 % of the longest side of the first mask are added to it.
+//     The plain-backdrop fit likewise starts without the bottom side.
+//  7. The mask is upsampled and its edges refined by a guided filter (He,
 //     Sun & Tang, ECCV 2010 / TPAMI 2013) with the grey image as guide,
 //     applied only in a band around the boundary; above 1600 px the
 //     filter's coefficients are computed at 1600 px and upsampled (He & Sun,

@@ -82,8 +82,7 @@ func runHint(src image.Image, p params, hintFull []uint8) (*image.NRGBA, *image.
 			}
 		}
 	}
-	mask := segment(im, p, h)
-	cleanMask(mask, ww, wh, p.keepFrac, p.holeFrac)
+	mask := segmentWhole(im, p, h)
 	alpha := refine(img, mask, ww, wh)
 	return img, alpha, nil
 }

@@ -187,7 +187,24 @@ func TestWriteDocPictures(t *testing.T) {
 	if err := writeBeforeAfter(dir, "removebg-studio", cut, alpha); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"removebg-before.png", "removebg-after.png", "removebg-studio-before.png", "removebg-studio-after.png"} {
+	// procedural portraits (portrait.go): the woman in a red hat of issue
+	// 14, and a dark suit before a wooden wall
+	names := []string{"removebg-before.png", "removebg-after.png", "removebg-studio-before.png", "removebg-studio-after.png"}
+	for _, k := range []struct {
+		i    int
+		name string
+	}{{1, "removebg-portrait"}, {2, "removebg-portrait-wood"}} {
+		img, _ := drawPortrait(portraitSet[k.i], uint64(k.i)+1)
+		cut, alpha, err := run(img, defaultParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeBeforeAfter(dir, k.name, cut, alpha); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, k.name+"-before.png", k.name+"-after.png")
+	}
+	for _, n := range names {
 		st, err := os.Stat(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +223,11 @@ func cpuTime() time.Duration {
 
 func benchSize(b *testing.B, w, h int) {
 	img, _ := productShot(w, h, 0.5, 0.6, 0.4, true, 0.45)
-	mp := float64(w*h) / 1e6
+	benchImage(b, img)
+}
+
+func benchImage(b *testing.B, img *image.NRGBA) {
+	mp := float64(img.Rect.Dx()*img.Rect.Dy()) / 1e6
 	b.ResetTimer()
 	c0, t0 := cpuTime(), time.Now()
 	for i := 0; i < b.N; i++ {
@@ -221,3 +242,13 @@ func benchSize(b *testing.B, w, h int) {
 
 func BenchmarkRemoveBackground1MP(b *testing.B)  { benchSize(b, 1155, 866) }
 func BenchmarkRemoveBackground12MP(b *testing.B) { benchSize(b, 4000, 3000) }
+
+// BenchmarkRemoveBackgroundPortrait1MP: a portrait on foliage, which takes
+// the saliency path and the second segmentation of a subject cut by the
+// bottom edge (cutframe.go), the slowest path.
+func BenchmarkRemoveBackgroundPortrait1MP(b *testing.B) {
+	s := portraitSet[1]
+	s.W, s.H = 866, 1155
+	img, _ := drawPortrait(s, 2)
+	benchImage(b, img)
+}

@@ -22,6 +22,7 @@ type params struct {
 	shadowPen   float64 // unary cost (nats) of foreground on a detected cast shadow; 0 disables
 	sideOutlier float64 // a border side this many nats less likely than the others loses the frame penalty; 0 disables
 	plainWeight float64 // unary weight (nats) of the backdrop model on a plain backdrop; 0 disables the plain mode
+	cutNats     float64 // bottom-side column score of a subject cut by the edge (cutframe.go); 0 disables
 }
 
 var defaultParams = params{
@@ -38,6 +39,7 @@ var defaultParams = params{
 	shadowPen:   4.0,
 	sideOutlier: 10.0,
 	plainWeight: 4.0,
+	cutNats:     6.0,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.
@@ -73,7 +75,7 @@ func frameMask(w, h int, frac float64) []bool {
 // FPS", ICCV 2015), computed per L*a*b* channel by raster scanning and
 // summed. Pixels whose paths to the border must cross a strong colour
 // barrier score high.
-func mbdSaliency(im *workImage) []float32 {
+func mbdSaliency(im *workImage, notSeed []bool) []float32 {
 	w, h := im.w, im.h
 	n := w * h
 	total := make([]float32, n)
@@ -90,7 +92,7 @@ func mbdSaliency(im *workImage) []float32 {
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				U[i], L[i] = I[i], I[i]
-				if x == 0 || y == 0 || x == w-1 || y == h-1 {
+				if (x == 0 || y == 0 || x == w-1 || y == h-1) && (notSeed == nil || !notSeed[i]) {
 					D[i] = 0
 				} else {
 					D[i] = float32(math.Inf(1))
@@ -111,18 +113,26 @@ func mbdSaliency(im *workImage) []float32 {
 			}
 		}
 		for pass := 0; pass < 3; pass++ {
-			for y := 1; y < h-1; y++ {
-				for x := 1; x < w-1; x++ {
+			for y := 0; y < h; y++ {
+				for x := 0; x < w; x++ {
 					i := y*w + x
-					relax(i, i-1)
-					relax(i, i-w)
+					if x > 0 {
+						relax(i, i-1)
+					}
+					if y > 0 {
+						relax(i, i-w)
+					}
 				}
 			}
-			for y := h - 2; y >= 1; y-- {
-				for x := w - 2; x >= 1; x-- {
+			for y := h - 1; y >= 0; y-- {
+				for x := w - 1; x >= 0; x-- {
 					i := y*w + x
-					relax(i, i+1)
-					relax(i, i+w)
+					if x < w-1 {
+						relax(i, i+1)
+					}
+					if y < h-1 {
+						relax(i, i+w)
+					}
 				}
 			}
 		}
@@ -223,8 +233,10 @@ func otsu(v []float32) float32 {
 type hint []uint8
 
 // segment runs saliency-initialised GrabCut on the work image and returns
-// the foreground mask (1 = foreground).
-func segment(im *workImage, p params, h hint) []bool {
+// the foreground mask (1 = foreground) and whether the plain-backdrop mode
+// made it. cut, when not nil, marks the bottom-side stretches a subject
+// runs out of the picture through (cutframe.go).
+func segment(im *workImage, p params, h hint, cut *cutFrame) ([]bool, bool) {
 	w, hh := im.w, im.h
 	n := w * hh
 	frame := frameMask(w, hh, p.frame)
@@ -237,6 +249,9 @@ func segment(im *workImage, p params, h hint) []bool {
 	var plain *plainBackdrop
 	if h == nil && p.plainWeight > 0 {
 		plain = analysePlain(im, frame)
+		if plain != nil {
+			cut = nil // the backdrop model finds the subject in the frame itself
+		}
 	}
 	if plain != nil {
 		// the frame pays the penalty only where the backdrop explains it
@@ -256,6 +271,16 @@ func segment(im *workImage, p params, h hint) []bool {
 				penFrame = pf
 			}
 		}
+	}
+	seedFrame := frame
+	if cut != nil {
+		sf := make([]bool, n)
+		pf := make([]bool, n)
+		for i := range sf {
+			sf[i] = frame[i] && !cut.subject[i]
+			pf[i] = penFrame[i] && !cut.free[i]
+		}
+		seedFrame, penFrame = sf, pf
 	}
 	var sal, shadow []float32
 	if plain != nil && p.shadowPen > 0 {
@@ -280,8 +305,12 @@ func segment(im *workImage, p params, h hint) []bool {
 			}
 		}
 	} else if h == nil {
-		mbd := mbdSaliency(im)
-		col := colourSaliency(im, frame, p.comps)
+		var notSeed []bool
+		if cut != nil {
+			notSeed = cut.subject
+		}
+		mbd := mbdSaliency(im, notSeed)
+		col := colourSaliency(im, seedFrame, p.comps)
 		sal = make([]float32, n)
 		for i := range sal {
 			sal[i] = 0.5*mbd[i] + 0.5*col[i]
@@ -312,7 +341,6 @@ func segment(im *workImage, p params, h hint) []bool {
 		if t > 0.6 {
 			t = 0.6
 		}
-		seedFrame := frame
 		if plain != nil {
 			t, seedFrame = 0.5, penFrame
 		}
@@ -430,7 +458,7 @@ func segment(im *workImage, p params, h hint) []bool {
 			break
 		}
 	}
-	return fg
+	return fg, plain != nil
 }
 
 func dist2(rgb []float32, i, j int) float64 {

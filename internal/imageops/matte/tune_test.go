@@ -73,6 +73,8 @@ func tuneParams(t *testing.T) params {
 			p.frame = v
 		case "plainWeight":
 			p.plainWeight = v
+		case "cutNats":
+			p.cutNats = v
 		case "sideOutlier":
 			p.sideOutlier = v
 		default:
