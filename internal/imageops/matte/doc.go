@@ -9,27 +9,35 @@
 // # Evaluation (Evaluate; GENGATE_MATTE_EVAL=1 go test -run TestEvaluate)
 //
 //   - GrabCut-50, no user hint (GT 128 band ignored, matte at 128): mean
-//     IoU 0.760, median 0.886 (target ≥ 0.75; OpenCV automatic GrabCut
-//     0.664). The mean swings by about ±0.01 with the centre-prior width,
-//     so the margin over 0.75 is small.
+//     IoU 0.778, median 0.884, 8 images under 0.5 (0.760 and 12 before
+//     the subjects cut by the bottom edge, cutframe.go; issue 14's targets
+//     ≥ 0.80 and none under 0.5 are not met; OpenCV automatic GrabCut
+//     0.664). By category: people (18) 0.745, animals (8) 0.748, objects
+//     (24) 0.813. The images under 0.5 are scenes with several salient
+//     things where the ground truth picks one (two racing cars, two
+//     statues, a man before bright lanterns).
+//   - Procedural portraits (portrait.go, 6 backdrops): min IoU 0.951, no
+//     enclosed hole, every part (hat, hair, eyes, lips, neck, clothes,
+//     arms, hands) ≥ 0.96 kept; hands whose skin has the backdrop's
+//     colours (a wooden wall, dark bokeh) are lost and not counted.
 //   - Single objects on plain backdrops (composite.go): the 50 GrabCut
 //     objects cut out with their ground truth and composited onto studio
-//     backdrops, as Composition-1k builds its test set. Mean IoU 0.967 on
-//     the 4 tuning backdrops (200 images), 0.973 on 3 held-out backdrops
+//     backdrops, as Composition-1k builds its test set. Mean IoU 0.974 on
+//     the 4 tuning backdrops (200 images), 0.977 on 3 held-out backdrops
 //     never tuned on (150 images); target ≥ 0.95. Worst: a dark suit on
-//     charcoal 0.22, a grey plaque on light grey taken for its own shadow
-//     0.35.
+//     charcoal 0.22, the churchyard on beige 0.26.
 //   - GrabCut natural photos with a fairly even background, defined from
-//     the ground truth only (plain.go, 14 images): mean IoU 0.861,
-//     reported. Most are natural scenes whose object shares the
+//     the ground truth only (plain.go, 14 images): mean IoU 0.875,
+//     reported. Two are natural scenes whose object shares the
 //     background's colours: llama 0.47 (the neck, cut by the bottom edge,
-//     has the rocks' colours), 181079 0.63 (hair and dark skirt match the
-//     wooden wall), cross 0.65 (the GT counts the church and the grass,
-//     cut by the bottom edge, as foreground).
+//     has the rocks' colours), cross 0.65 (the GT counts the church and
+//     the grass, cut by the bottom edge, as foreground).
 //   - Synthetic product shots (object on a plain or textured gradient
 //     backdrop, soft drop shadow up to 0.6): min IoU 0.995 (≥ 0.95).
 //   - Speed: 1.5-1.8 s/MP over the GrabCut set, 0.02-0.04 s/MP at 12 MP
-//     (< 3).
+//     (< 3), measured before cutframe.go on a quiet machine; the second
+//     segmentation of a subject cut by the bottom edge costs about 1.5×
+//     the CPU of one (1 MP portrait: 0.59 against 0.39 CPU-s).
 //
 // # Algorithm
 //
