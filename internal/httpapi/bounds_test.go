@@ -123,8 +123,8 @@ func TestHugeUnknownBody(t *testing.T) {
 // TestDecodeMemoryOverloaded: inputs in flight are bounded by the decode
 // memory. With room for two fetches, two requests whose input server
 // holds them take it all; more requests meanwhile are refused at once with
-// 503 OVERLOADED and Retry-After, storing and charging nothing; once the
-// two finish, requests go through again.
+// 503 OVERLOADED and Retry-After, storing and charging nothing (an upload
+// too); once the two finish, requests go through again.
 func TestDecodeMemoryOverloaded(t *testing.T) {
 	t.Parallel()
 	png := testPNG(t, 64, 64)
@@ -179,6 +179,13 @@ func TestDecodeMemoryOverloaded(t *testing.T) {
 		if r.Header.Get("Retry-After") == "" {
 			t.Error("503 OVERLOADED without Retry-After")
 		}
+	}
+	// An upload's check takes decode memory too.
+	files := s.fileCount()
+	r := s.do(call{Method: "POST", Path: "/api/v1/files", Key: key, Body: png, Header: map[string]string{"Content-Type": "image/png"}})
+	wantProblem(t, r, 503, gengate.EOverloaded)
+	if r.Header.Get("Retry-After") == "" || s.fileCount() != files {
+		t.Errorf("upload while overloaded: Retry-After %q, %d files stored", r.Header.Get("Retry-After"), s.fileCount()-files)
 	}
 	if n := s.taskCount(); n != 0 {
 		t.Errorf("%d tasks stored while overloaded", n)

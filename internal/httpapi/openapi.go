@@ -148,14 +148,10 @@ func op(summary string, auth bool, responses obj, extra ...obj) obj {
 			responses["401"] = response("missing, invalid or revoked API key", ref("Problem"), "WWW-Authenticate")
 		}
 		if _, ok := responses["500"]; !ok {
-			responses["500"] = problem("INTERNAL")
+			responses["500"] = problem("INTERNAL: the database or the file store failed")
 		}
-		if _, ok := responses["503"]; !ok {
-			responses["503"] = response("OVERLOADED: this process's decoding or CPU work is all taken; nothing was charged", ref("Problem"), "Retry-After")
-		}
-		if _, ok := responses["403"]; !ok {
-			responses["403"] = problem("CSRF_TOKEN_INVALID: a session cookie without its X-CSRF-Token on a method other than GET")
-		}
+		// OpenAPI() adds 403 CSRF_TOKEN_INVALID to the methods other than
+		// GET (withCSRF).
 	} else {
 		o["security"] = []obj{}
 	}
@@ -165,6 +161,42 @@ func op(summary string, auth bool, responses obj, extra ...obj) obj {
 		}
 	}
 	return o
+}
+
+// withCSRF documents, on every operation that takes credentials and may
+// change something (a method other than GET), the 403 a session cookie
+// without its X-CSRF-Token gets. The OpenAI-compatible endpoints take API
+// keys only.
+func withCSRF(paths obj) {
+	for p, item := range paths {
+		for method, o := range item.(obj) {
+			op := o.(obj)
+			sec, _ := op["security"].([]obj)
+			if method == "get" || len(sec) == 0 || strings.HasPrefix(p, "/v1/") {
+				continue
+			}
+			responses := op["responses"].(obj)
+			if r, ok := responses["403"].(obj); ok {
+				r["description"] = r["description"].(string) + "; or CSRF_TOKEN_INVALID: a session cookie without its X-CSRF-Token"
+				continue
+			}
+			responses["403"] = problem("CSRF_TOKEN_INVALID: a session cookie without its X-CSRF-Token")
+		}
+	}
+}
+
+// smallBody documents the 413 of the operations that read a small JSON
+// body (decodeBody's 64 KiB).
+func smallBody(responses obj) obj {
+	responses["413"] = problem("PAYLOAD_TOO_LARGE: the body is over 64 KiB")
+	return responses
+}
+
+// withStore documents the 500 of an operation without credentials that
+// reads the database or the file store.
+func withStore(responses obj) obj {
+	responses["500"] = problem("INTERNAL: the database or the file store failed")
+	return responses
 }
 
 func jsonBody(schema obj) obj {
@@ -251,11 +283,13 @@ func OpenAPI(c *gengate.Catalog) obj {
 	oaOK := obj{"description": "the images", "content": obj{"application/json": obj{"schema": ref("OpenAIImagesResponse")}}}
 	oaResponses := func() obj {
 		return obj{"200": oaOK, "400": oaErr("bad parameter, or a failed generation caused by its input"), "401": oaErr("bad key"),
-			"404": oaErr("unknown model"), "409": oaErr("in review"), "413": oaErr("body too large"),
+			"402": oaErr("spend_limit_exceeded: the key's daily spend limit"),
+			"404": oaErr("unknown model"), "409": oaErr("in review"),
 			"429": oaErr("insufficient_quota or rate_limit_exceeded"), "500": oaErr("internal error"),
-			"502": oaErr("generation failed upstream (refunded)"), "503": oaErr("generation_pending, or overloaded"), "504": oaErr("deadline exceeded (refunded)"),
-			"403": oaErr("refused")}
+			"502": oaErr("generation failed upstream (refunded)"), "503": oaErr("generation_pending, or overloaded"), "504": oaErr("deadline exceeded (refunded)")}
 	}
+	oaEdits := oaResponses()
+	oaEdits["413"] = oaErr("payload_too_large: the multipart body is over twice the input size limit")
 	outcome := func() obj {
 		return obj{
 			"200": response("finished: the images or the video", obj{"oneOf": []any{ref("ImageResult"), ref("VideoResult")}}),
@@ -275,6 +309,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"413": problem("PAYLOAD_TOO_LARGE"), "415": problem("UNSUPPORTED_MEDIA_TYPE"),
 		"422": problem("IDEMPOTENCY_KEY_REUSED, or GENERATION_FAILED on the input (refunded)"),
 		"429": response("RATE_LIMITED", ref("Problem"), "Retry-After"),
+		"503": response("OVERLOADED: this process's input decoding or CPU work is all taken; nothing was charged", ref("Problem"), "Retry-After"),
 	}) {
 		gen[k] = v
 	}
@@ -311,22 +346,23 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"201": response("the file's URL, usable as any input", ref("Upload"), "Location"),
 			"400": problem("INPUT_UNDECODABLE or a missing file part"), "413": problem("INPUT_TOO_LARGE"),
 			"415": problem("INPUT_UNSUPPORTED_TYPE"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After"),
+			"503": response("OVERLOADED: this process's input decoding is all taken; nothing was stored", ref("Problem"), "Retry-After"),
 		}, obj{"requestBody": obj{"required": true, "content": obj{
 			"application/octet-stream": obj{"schema": obj{"type": "string", "format": "binary"}},
 			"image/*":                  obj{"schema": obj{"type": "string", "format": "binary"}},
 			"video/*":                  obj{"schema": obj{"type": "string", "format": "binary"}},
 			"multipart/form-data":      obj{"schema": object(obj{"file": obj{"type": "string", "format": "binary"}}, "file")},
 		}}})},
-		"/files/{name}": obj{"get": op("Download an output or an upload (the token is the credential)", false, obj{
+		"/files/{name}": obj{"get": op("Download an output or an upload (the token is the credential)", false, withStore(obj{
 			"200": obj{"description": "the file", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 			"206": obj{"description": "a range of the file", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 			"304": obj{"description": "not modified"},
 			"416": obj{"description": "the range is outside the file"},
 			"404": problem("NOT_FOUND"),
-		}, pathParam("name"))},
+		}), pathParam("name"))},
 		"/v1/images/generations": obj{"post": op("OpenAI-compatible image generation (model is a gengate modelId)", true, oaResponses(),
 			obj{"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("OpenAIImageRequest")}}}})},
-		"/v1/images/edits": obj{"post": op("OpenAI-compatible image edit (multipart: image or image[], mask)", true, oaResponses(),
+		"/v1/images/edits": obj{"post": op("OpenAI-compatible image edit (multipart: image or image[], mask)", true, oaEdits,
 			obj{"requestBody": obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": object(obj{
 				"model": str(), "prompt": str(), "image": obj{"type": "string", "format": "binary"}, "mask": obj{"type": "string", "format": "binary"},
 			}, "model", "image")}}}})},
@@ -343,11 +379,11 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"401": problem("UNAUTHORIZED: the metrics token is missing or wrong"),
 			"404": problem("NOT_FOUND: no metrics on this listener (no --metrics-token)")})},
 		// The account area (docs/api.md has its members in full).
-		"/api/v1/auth/signin":  obj{"post": op("Sign in with email and password", false, obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_CREDENTIALS"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After")})},
-		"/api/v1/auth/link":    obj{"post": op("Use a one-time link", false, obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_LINK")})},
-		"/api/v1/auth/signup":  obj{"post": op("Open sign-up", false, obj{"201": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "403": problem("SIGNUP_CLOSED"), "409": problem("EMAIL_TAKEN")})},
-		"/api/v1/auth/signout": obj{"post": op("Sign out", false, obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID")})},
-		"/api/v1/auth/session": obj{"get": op("The current session", false, obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")})},
+		"/api/v1/auth/signin":  obj{"post": op("Sign in with email and password", false, withStore(smallBody(obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_CREDENTIALS"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After")})))},
+		"/api/v1/auth/link":    obj{"post": op("Use a one-time link", false, withStore(smallBody(obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_LINK")})))},
+		"/api/v1/auth/signup":  obj{"post": op("Open sign-up", false, withStore(smallBody(obj{"201": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "403": problem("SIGNUP_CLOSED"), "409": problem("EMAIL_TAKEN")})))},
+		"/api/v1/auth/signout": obj{"post": op("Sign out", false, withStore(obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID")}))},
+		"/api/v1/auth/session": obj{"get": op("The current session", false, withStore(obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")}))},
 		"/api/v1/auth/config":  obj{"get": op("Sign-up configuration", false, obj{"200": response("config", object(obj{"openSignup": obj{"type": "boolean"}}, "openSignup"))})},
 		"/api/v1/account":      obj{"get": op("The caller's account", true, obj{"200": okObj("the account")})},
 		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true, page("a page of ledger entries"),
@@ -355,27 +391,28 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", ref("Page")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
 		"/api/v1/keys": obj{
 			"get":  op("The account's API keys", true, obj{"200": response("keys", ref("Page"))}),
-			"post": op("Create an API key (the secret is shown once)", true, obj{"201": okObj("the key with its secret"), "400": problem("INVALID_REQUEST")}, jsonBody(anyObj)),
+			"post": op("Create an API key (the secret is shown once)", true, smallBody(obj{"201": okObj("the key with its secret"), "400": problem("INVALID_REQUEST")}), jsonBody(anyObj)),
 		},
 		"/api/v1/keys/{keyId}": obj{
-			"patch":  op("Rename a key or set its daily spend limit", true, obj{"200": okObj("the key"), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}, pathParam("keyId"), jsonBody(anyObj)),
+			"patch":  op("Rename a key or set its daily spend limit", true, smallBody(obj{"200": okObj("the key"), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}), pathParam("keyId"), jsonBody(anyObj)),
 			"delete": op("Revoke a key", true, obj{"204": obj{"description": "revoked"}, "404": problem("NOT_FOUND")}, pathParam("keyId")),
 		},
 		"/api/v1/quote": obj{
-			"post": op("Price a generate body without charging", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST"), "402": problem("SPEND_LIMIT_EXCEEDED")}, jsonBody(ref("GenerateRequest"))),
+			"post": op("Price a generate body without charging", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST"), "413": problem("PAYLOAD_TOO_LARGE: the body is over the request body limit")}, jsonBody(ref("GenerateRequest"))),
 			"get":  op("Price a request given as query parameters", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST")}),
 		},
 		"/api/v1/admin/accounts": obj{
 			"get":  op("Operator: accounts", true, obj{"200": response("accounts", ref("Page")), "403": problem("FORBIDDEN")}, queryParams("q", "limit", "cursor")),
-			"post": op("Operator: create an account", true, obj{"201": okObj("the account and its set-up link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "409": problem("EMAIL_TAKEN")}, jsonBody(anyObj)),
+			"post": op("Operator: create an account", true, smallBody(obj{"201": okObj("the account and its set-up link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "409": problem("EMAIL_TAKEN")}), jsonBody(anyObj)),
 		},
 		"/api/v1/admin/accounts/{id}":         obj{"get": op("Operator: one account", true, obj{"200": okObj("the account"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"))},
-		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, obj{"200": okObj("the balance"), "402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"), jsonBody(anyObj))},
-		"/api/v1/admin/accounts/{id}/link":    obj{"post": op("Operator: a sign-in link", true, obj{"200": okObj("the link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"), jsonBody(anyObj))},
+		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, smallBody(obj{"200": okObj("the balance"), "402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}), pathParam("id"), jsonBody(anyObj))},
+		"/api/v1/admin/accounts/{id}/link":    obj{"post": op("Operator: a sign-in link", true, smallBody(obj{"200": okObj("the link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}), pathParam("id"), jsonBody(anyObj))},
 		"/api/v1/admin/review":                obj{"get": op("Operator: tasks in review", true, obj{"200": response("tasks", ref("Page")), "403": problem("FORBIDDEN")}, queryParams("limit", "cursor"))},
-		"/api/v1/admin/review/{jobId}":        obj{"post": op("Operator: settle a review", true, obj{"200": response("the task", ref("TaskRecord")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND"), "409": problem("CONFLICT")}, pathParam("jobId"), jsonBody(anyObj))},
+		"/api/v1/admin/review/{jobId}":        obj{"post": op("Operator: settle a review", true, smallBody(obj{"200": response("the task", ref("TaskRecord")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND"), "409": problem("CONFLICT")}), pathParam("jobId"), jsonBody(anyObj))},
 		"/api/v1/admin/engines":               obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", ref("Page")), "403": problem("FORBIDDEN")})},
 	}
+	withCSRF(paths)
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{"title": "gengate", "version": "1",

@@ -53,6 +53,10 @@ type stackOpts struct {
 	fetch         fetch.Config  // the fetcher's other limits
 	builtinJobs   int           // above 0: the builtin engine too, with this --max-cpu-jobs
 	metricsToken  string        // serves /metrics on the public handler behind it
+	maxBody       int64         // httpapi.Config.MaxBody; 0 for the default
+	// engines are provider engines besides the sandbox (and builtin);
+	// with them the service routes models to providers.
+	engines map[string]gengate.Engine
 }
 
 // stack is the real gengate stack, in process: a fresh database, a blob
@@ -123,8 +127,12 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}
+	for name, e := range o.engines {
+		svc.Engines[name] = e
+		svc.ProvidersConfigured = true
+	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
-		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken}, log))
+		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken, MaxBody: o.maxBody}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())
