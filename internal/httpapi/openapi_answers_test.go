@@ -106,6 +106,12 @@ func TestEveryOperationDatabaseDown(t *testing.T) {
 	wantStatus(t, up, http.StatusCreated)
 	file := up.str("url")
 	file = file[strings.Index(file, "/files/"):]
+	// A key this process has not used yet: its check reads the database
+	// (a used one may be served from the key cache).
+	fresh, _, err := s.svc.CreateKey(context.Background(), h.account, "fresh", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// /readyz asks the database, as cmd/gengate's Ready does.
 	ready := httptest.NewServer(httpapi.New(s.svc, httpapi.Config{Ready: func(ctx context.Context) error {
@@ -132,7 +138,7 @@ func TestEveryOperationDatabaseDown(t *testing.T) {
 		}
 		switch {
 		case op.auth:
-			c.Key = h.key
+			c.Key = fresh
 		case op.path == "/files/{name}":
 			c.Path = file
 		case op.path == "/api/v1/auth/signin", op.path == "/api/v1/auth/signup":
