@@ -13,7 +13,9 @@ import (
 // pipeline with the default strengths.
 type Options struct {
 	// Sigma is the noise deviation (0..255) to remove; 0 estimates it with
-	// EstimateNoise. Denoising runs when the deviation is above MinSigma.
+	// EstimateNoise. Denoising runs when the deviation is above MinSigma
+	// and, for an estimate under textureMaxSigma, when the estimate on the
+	// picture averaged over 2×2 blocks shows it to be noise, not texture.
 	Sigma float64
 	// MinSigma is the noise level under which denoising is skipped
 	// (default 2).
@@ -56,9 +58,15 @@ type Report struct {
 	Blockiness float64 // ratio of 8×8 grid edge energy to the rest (1 = none)
 	Deblocked  bool
 	Sigma      float64 // noise deviation used (estimated or given)
-	Denoised   bool
-	Gains      [3]float64 // colour-balance gains applied to R, G, B
-	Scratches  float64    // fraction of the pixels filled as scratches
+	// HalfSigma is the blind estimate on the picture averaged over 2×2
+	// blocks, measured when a low estimated Sigma may be texture;
+	// Texture says it was (HalfSigma ≥ textureRatio·Sigma) and denoising
+	// was skipped.
+	HalfSigma float64
+	Texture   bool
+	Denoised  bool
+	Gains     [3]float64 // colour-balance gains applied to R, G, B
+	Scratches float64    // fraction of the pixels filled as scratches
 
 	// BlackPoint and Range are the luma's 0.5th percentile and the span to
 	// its 99.5th, measured after denoising; Faded says they showed fading
@@ -110,7 +118,11 @@ func RestoreReport(img image.Image, opts Options) (*image.NRGBA, Report, error) 
 		if minS <= 0 {
 			minS = 2
 		}
-		if sigma > minS {
+		if opts.Sigma <= 0 && sigma > minS && sigma < textureMaxSigma {
+			rep.HalfSigma = halfNoise(m)
+			rep.Texture = rep.HalfSigma >= textureRatio*sigma
+		}
+		if sigma > minS && !rep.Texture {
 			denoiseRGB(m, sigma)
 			rep.Denoised = true
 		}

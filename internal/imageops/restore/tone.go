@@ -8,21 +8,26 @@ import (
 
 // The gates and strengths of the tone steps. They were set on the clean
 // photos of Kodak24 and CBSD68 and on faded versions of Kodak24 (Fadings):
-// every faded photo of the three fading kinds, no clean Kodak24 photo, 9
-// of the 68 CBSD68 ones (misty or low-key scenes) and 2 of the 24
-// warm-cast ones look faded by these numbers; a consensus cast of
+// every faded photo of the three fading kinds, no clean Kodak24 photo, 4
+// of the 68 CBSD68 ones (misty scenes: 109053, 227092, 260058, 296007)
+// and none of the 24 warm-cast ones look faded by these numbers.
+// fadeChannelBlack was 16 until 2026-11-23; at 26 it no longer takes
+// 103070, 196073 and 299086 (one channel's black at 20-25: a deep blue or
+// red object) for faded, while the lowest channel black of a faded
+// Kodak24 photo is 27 (kodim15, cool fade). A consensus cast of
 // castGate or more is on 23 of 24 warm-cast photos and on no clean one
 // (the largest clean one is 0.10, kodim02's red door).
 const (
 	fadeBlack        = 30   // a faded photo's black point is at least this
 	fadeRange        = 190  // and its black-to-white span at most this
 	fadeMinRange     = 24   // (a flatter picture has no range to restore)
-	fadeChannelBlack = 16   // and every channel's black point this or more
+	fadeChannelBlack = 26   // and every channel's black point this or more
 	fadeTargetLo     = 10   // levels map the black point here
 	fadeTargetHi     = 246  // and the white point here
 	fadeChannelLimit = 1.3  // a channel's gain within 1/1.3..1.3 of luma's
 	fadeSaturation   = 1.2  // colour given back to a faded photo
 	castGate         = 0.12 // consensus cast that calls for colour balance
+	fadeWhite        = 250  // a channel whose white point is this or more is not dimmed
 
 	fadeColorStrength = 0.7 // grey-edge balance after a fade repair
 	castColorStrength = 1.0 // grey-edge balance of a measured cast
@@ -55,7 +60,24 @@ func casted(cast [3]float64, sigma float64) bool {
 func faded(t tone, sigma float64) bool {
 	r, m := t.yhi-t.ylo, fadeNoiseMargin*max(sigma-fadeNoiseFree, 0)
 	return t.ylo >= fadeBlack+m && r <= fadeRange-m && r >= fadeMinRange &&
-		min(t.lo[0], t.lo[1], t.lo[2]) >= fadeChannelBlack+m
+		min(t.lo[0], t.lo[1], t.lo[2]) >= fadeChannelBlack+m && !fullWhites(t)
+}
+
+// fullWhites reports whether two or more channels reach fadeWhite at
+// their 99.5th percentile: the photo has paper-white highlights, so its
+// lifted blacks are mist or a low-key scene, not a faded print (a print
+// fades at both ends; a cast may leave one dye's white alone). On clean
+// CBSD68 this keeps 210088 and 253055 (misty, with white highlights) from
+// the fade repair; every photo of the three fading kinds of Fadings has at
+// most one channel at 250 or more.
+func fullWhites(t tone) bool {
+	n := 0
+	for _, h := range t.hi {
+		if h >= fadeWhite {
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // castOf is how far a cast estimate is from neutral: its largest channel
