@@ -71,6 +71,14 @@ type Service struct {
 	// bounded delay before a change made elsewhere is seen (keycache.go);
 	// nil reads the key from the Store on every request.
 	Keys *KeyCache
+	// WebhookBox seals webhook signing secrets at rest; without it no
+	// secret can be made or read (webhook_endpoints.go).
+	WebhookBox *SecretBox
+	// WebhookOverlap is how long a rotated-out signing secret still signs
+	// (default DefaultWebhookOverlap); MaxWebhookEndpoints bounds an
+	// account's endpoints (default DefaultMaxWebhookEndpoints).
+	WebhookOverlap      time.Duration
+	MaxWebhookEndpoints int
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.

@@ -79,9 +79,31 @@ type Store interface {
 	// PurgeTasks deletes task records (and with them their idempotency keys)
 	// completed before the time; creations stay. It returns how many went.
 	PurgeTasks(ctx context.Context, completedBefore time.Time) (int, error)
-	// WebhookSecret returns the account's webhook signing secret, storing
-	// fresh as it when the account has none yet.
-	WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (string, error)
+	// WebhookSecret returns the account's webhook signing keys, storing
+	// fresh as its secret when the account has none yet. Secrets are
+	// given and returned sealed (SecretBox).
+	WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (WebhookKeys, error)
+	// RotateWebhookSecret makes fresh the current secret of the account
+	// (endpointID "") or of its endpoint, keeping the current one as the
+	// previous until the time; ENotFound when there is none.
+	RotateWebhookSecret(ctx context.Context, accountID, endpointID, fresh string, until time.Time) error
+	// CreateWebhookEndpoint stores a new endpoint, EConflict when the
+	// account already has max.
+	CreateWebhookEndpoint(ctx context.Context, e *WebhookEndpoint, max int) error
+	// WebhookEndpoints lists the account's endpoints, oldest first;
+	// WebhookEndpoint returns one (ENotFound for another account's).
+	WebhookEndpoints(ctx context.Context, accountID string) ([]*WebhookEndpoint, error)
+	WebhookEndpoint(ctx context.Context, accountID, id string) (*WebhookEndpoint, error)
+	// DeleteWebhookEndpoint deletes the account's endpoint with its
+	// events and their attempts (ENotFound for another account's).
+	DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error
+	// WebhookAttempts lists the attempts of the account's endpoint's
+	// events, newest first, after the cursor (nil: from the newest), at
+	// most limit.
+	WebhookAttempts(ctx context.Context, accountID, endpointID string, after *TaskCursor, limit int) ([]WebhookAttemptRecord, error)
+	// ReplayWebhookEvent makes the account's event pending and due at
+	// now, with a fresh retry schedule (ENotFound for another account's).
+	ReplayWebhookEvent(ctx context.Context, accountID, eventID string, now time.Time) (*WebhookEvent, error)
 	// WebhookEvents returns the webhook events of the account's task,
 	// oldest first, and their attempts by event id.
 	WebhookEvents(ctx context.Context, accountID, taskID string) ([]*WebhookEvent, map[string][]WebhookAttempt, error)

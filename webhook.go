@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"math/rand/v2"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -109,9 +108,12 @@ type WebhookEvent struct {
 	ID        string // the webhook-id header, the same on every attempt
 	AccountID string
 	TaskID    string
-	URL       string
-	Type      string
-	CreatedAt time.Time
+	// EndpointID is the account endpoint the event goes to, or "" for the
+	// task's own webhookUrl (signed with the account's secret).
+	EndpointID string
+	URL        string
+	Type       string
+	CreatedAt  time.Time
 	// Status is "pending", "delivered" or "failed" (the schedule spent).
 	Status      string
 	Attempts    int
@@ -119,6 +121,10 @@ type WebhookEvent struct {
 	DeliveredAt time.Time
 	LastStatus  int    // the receiver's HTTP status of the last attempt, 0 for none
 	LastError   string // why the last attempt failed
+	// ScheduleFrom is the attempt count when the retry schedule last
+	// started (0, or Attempts at the last replay): the delay after a
+	// failed attempt is the schedule's (Attempts-ScheduleFrom)th.
+	ScheduleFrom int
 }
 
 // WebhookAttempt records one delivery attempt.
@@ -129,21 +135,15 @@ type WebhookAttempt struct {
 	Error  string // "" on success
 }
 
-// webhookURL checks the webhookUrl member: an absolute http(s) URL with a
-// host, at most MaxWebhookURLLength bytes.
+// webhookURL checks the webhookUrl member (checkWebhookURL).
 func (v *validator) webhookURL(raw any) string {
 	s, ok := raw.(string)
 	if !ok {
 		v.bad(WebhookURLField, FieldType, "must be a string")
 		return ""
 	}
-	if len(s) > MaxWebhookURLLength {
-		v.bad(WebhookURLField, FieldTooLong, "must be at most "+strconv.Itoa(MaxWebhookURLLength)+" bytes")
-		return ""
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		v.bad(WebhookURLField, FieldValue, "must be an absolute http or https URL without credentials")
+	if code, msg := checkWebhookURL(s); code != "" {
+		v.bad(WebhookURLField, code, msg)
 		return ""
 	}
 	return s
@@ -167,7 +167,3 @@ func cryptorand(b []byte) (int, error) { return cryptoRead(b) }
 
 var cryptoRead = crand.Read
 
-// WebhookSecret returns the account's signing secret, made on first use.
-func (s *Service) WebhookSecret(ctx context.Context, accountID string) (string, error) {
-	return s.Store.WebhookSecret(ctx, accountID, NewWebhookSecret(), s.now())
-}

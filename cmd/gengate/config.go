@@ -33,9 +33,21 @@ type Config struct {
 	TaskLease    time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt.
 	WebhookTimeout time.Duration
-	MaxBody        int64
-	RateLimit      float64
-	RateBurst      int
+	// WebhookKey seals webhook signing secrets (webhookkey.go);
+	// WebhookOverlap is how long a rotated-out secret still signs;
+	// MaxWebhookEndpoints bounds an account's endpoints.
+	WebhookKey          string
+	WebhookOverlap      time.Duration
+	MaxWebhookEndpoints int
+	// WebhookRetryDelays is the delay after each failed delivery attempt
+	// (gengate.WebhookSchedule); WebhookLease how long a claimed attempt
+	// may run before another process may send the event again (0: the
+	// timeout and 30s).
+	WebhookRetryDelays string
+	WebhookLease       time.Duration
+	MaxBody            int64
+	RateLimit          float64
+	RateBurst          int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
 	// SQLiteBatch is the most writes the SQLite writer commits together.
@@ -236,6 +248,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.ConfigFile, "config", "", "YAML file of upstream providers and routes (docs/providers.md)")
 	f.str(&c.AdminAddr, "admin-addr", "", "address of the operator listener serving /metrics and /debug/pprof (keep it private; default: none)")
 	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
+	f.str(&c.WebhookKey, "webhook-key", "", "server key sealing webhook signing secrets, at least 32 characters (default: made in <data>/webhook.key; prefer the environment variable)")
+	f.str(&c.WebhookRetryDelays, "webhook-retry-delays", "", "comma-separated delays after each failed webhook attempt, e.g. 1s,1s,5s (default: 5s,30s,2m,10m,30m,1h, then 2h eleven times)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
 	var maxBody, maxInputMemory, maxDecodeMemory, maxOutputBytes, inputURLMin int
 	errs := []error{
@@ -248,6 +262,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
 		f.dur(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "longest one webhook delivery attempt may take (connect, send, answer)"),
+		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),
+		f.dur(&c.WebhookLease, "webhook-lease", 0, "how long a claimed webhook attempt may run before another process may send the event again (default: --webhook-timeout plus 30s)"),
+		f.integer(&c.MaxWebhookEndpoints, "max-webhook-endpoints", gengate.DefaultMaxWebhookEndpoints, "webhook endpoints one account may have; over it: 409 CONFLICT"),
 		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
 		f.dur(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "longest a client may take to send a request's headers"),
 		f.dur(&c.ReadTimeout, "read-timeout", 60*time.Second, "longest a client may take to send a whole request, headers and body (a slow or endless body is cut off); waits for results are not reads"),

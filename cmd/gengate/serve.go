@@ -64,6 +64,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		b.SetMaxJobs(max)
 	}
+	box, err := webhookBox(cfg)
+	if err != nil {
+		return err
+	}
+	retryDelays, err := parseDelays(cfg.WebhookRetryDelays)
+	if err != nil {
+		return fmt.Errorf("--webhook-retry-delays: %w", err)
+	}
 	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns),
 		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch))
 	if err != nil {
@@ -90,16 +98,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Blobs:               blobs,
 		Fetcher: fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate,
 			MaxInputMemory: cfg.MaxInputMemory, MaxDecodeMemory: cfg.MaxDecodeMemory}),
-		Events:           events,
-		Log:              log,
-		SyncWait:         cfg.SyncWait,
-		ReviewTerms:      splitTerms(cfg.ReviewTerms),
-		Owner:            fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
-		Lease:            cfg.TaskLease,
-		UploadRetention:  cfg.UploadRetention,
-		MaxOutputBytes:   cfg.MaxOutputBytes,
-		InputURLMinBytes: cfg.InputURLMinBytes,
-		WebhookGuard:     fetch.TargetGuard(cfg.AllowPrivate),
+		Events:              events,
+		Log:                 log,
+		SyncWait:            cfg.SyncWait,
+		ReviewTerms:         splitTerms(cfg.ReviewTerms),
+		Owner:               fmt.Sprintf("%s:%d:%s", host, os.Getpid(), gengate.NewID()[:8]),
+		Lease:               cfg.TaskLease,
+		UploadRetention:     cfg.UploadRetention,
+		MaxOutputBytes:      cfg.MaxOutputBytes,
+		InputURLMinBytes:    cfg.InputURLMinBytes,
+		WebhookGuard:        fetch.TargetGuard(cfg.AllowPrivate),
+		WebhookBox:          box,
+		WebhookOverlap:      cfg.WebhookOverlap,
+		MaxWebhookEndpoints: cfg.MaxWebhookEndpoints,
 	}
 	if cfg.Role != "worker" && cfg.KeyCache > 0 { // workers authenticate no one
 		svc.Keys = gengate.NewKeyCache(store, cfg.KeyRefresh, cfg.KeyCache)
@@ -142,13 +153,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Grace: cfg.ShutdownGrace}, log)
 		}()
 		wg.Add(1)
+		webhookLease := cfg.WebhookLease
+		if webhookLease <= 0 {
+			webhookLease = cfg.WebhookTimeout + 30*time.Second
+		}
 		go func() { // webhook deliveries: the outbox's loop, in every worker process
 			defer wg.Done()
 			webhook.Run(ctx, store, webhook.Config{
-				Client: fetch.TargetClient(cfg.AllowPrivate, cfg.WebhookTimeout),
-				Data:   httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
-				Lease:  cfg.WebhookTimeout + 30*time.Second,
-				Log:    log,
+				Client:   fetch.TargetClient(cfg.AllowPrivate, cfg.WebhookTimeout),
+				Data:     httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
+				Secrets:  svc.WebhookSigningSecrets,
+				Schedule: retryDelays,
+				Lease:    webhookLease,
+				Log:      log,
 			})
 		}()
 	}
@@ -275,4 +292,21 @@ func loadPrices(c *gengate.Catalog, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return c.Override(doc.Prices)
+}
+
+// parseDelays reads --webhook-retry-delays: comma-separated durations, nil
+// (the default schedule) when empty.
+func parseDelays(s string) ([]time.Duration, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q is not a duration", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

@@ -79,6 +79,13 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("POST /api/generation/jobs/{id}/cancel", a.auth(a.handleCancel()))
 	mux.Handle("POST /api/v1/files", a.auth(a.rateLimit(a.handleUpload())))
 	mux.Handle("GET /api/v1/webhooks/secret", a.auth(a.handleWebhookSecret()))
+	mux.Handle("POST /api/v1/webhooks/secret/rotate", a.auth(a.handleRotateWebhookSecret(true)))
+	mux.Handle("GET /api/v1/webhooks", a.auth(a.handleWebhookEndpoints()))
+	mux.Handle("POST /api/v1/webhooks", a.auth(a.handleCreateWebhookEndpoint()))
+	mux.Handle("DELETE /api/v1/webhooks/{id}", a.auth(a.handleDeleteWebhookEndpoint()))
+	mux.Handle("POST /api/v1/webhooks/{id}/rotate", a.auth(a.handleRotateWebhookSecret(false)))
+	mux.Handle("GET /api/v1/webhooks/{id}/attempts", a.auth(a.handleWebhookAttempts()))
+	mux.Handle("POST /api/v1/webhooks/events/{eventId}/replay", a.auth(a.handleReplayWebhookEvent()))
 	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
 	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
 	mux.Handle("GET /api/v1/openapi.json", a.handleOpenAPI())
@@ -96,7 +103,19 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("/api/generation/jobs/{id}", a.handleMethodNotAllowed("GET, HEAD, POST"))
 	mux.Handle("/api/generation/jobs/{id}/cancel", a.handleMethodNotAllowed("POST"))
 	mux.Handle("/api/v1/files", a.handleMethodNotAllowed("POST"))
-	mux.Handle("/api/v1/webhooks/secret", a.handleMethodNotAllowed("GET, HEAD"))
+	mux.Handle("/api/v1/webhooks", a.handleMethodNotAllowed("GET, HEAD, POST"))
+	// One pattern for /secret and /{id}: two would conflict with the
+	// methods' own patterns (net/http cannot rank them).
+	mux.Handle("/api/v1/webhooks/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") == "secret" {
+			a.handleMethodNotAllowed("GET, HEAD").ServeHTTP(w, r)
+			return
+		}
+		a.handleMethodNotAllowed("DELETE").ServeHTTP(w, r)
+	}))
+	mux.Handle("/api/v1/webhooks/{id}/rotate", a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/webhooks/{id}/attempts", a.handleMethodNotAllowed("GET, HEAD"))
+	mux.Handle("/api/v1/webhooks/events/{eventId}/replay", a.handleMethodNotAllowed("POST"))
 	if cfg.Console != nil {
 		mux.Handle("GET /{$}", cfg.Console)
 		mux.Handle("GET /console/", cfg.Console)

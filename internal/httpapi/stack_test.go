@@ -116,7 +116,8 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
 		// Keys served from memory, as gengate serve does.
-		Keys: gengate.NewKeyCache(store, gengate.DefaultKeyRefresh, 0),
+		Keys:       gengate.NewKeyCache(store, gengate.DefaultKeyRefresh, 0),
+		WebhookBox: testWebhookBox,
 	}
 	{
 		ctx, cancel := context.WithCancel(context.Background())

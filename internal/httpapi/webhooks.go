@@ -83,3 +83,151 @@ func WebhookData(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 		return body, nil
 	}
 }
+
+// The account's webhook endpoints (docs/api.md, "Webhooks"): list,
+// create (the secret in that answer only), delete, rotate a secret, list
+// attempts, replay an event. Another account's endpoint or event is
+// answered like an unknown one (404).
+
+// endpointBody is a WebhookEndpoint object; it never holds a secret.
+func endpointBody(e *gengate.WebhookEndpoint, now time.Time) map[string]any {
+	b := map[string]any{"id": e.ID, "url": e.URL, "eventTypes": e.EventTypes, "createdAt": rfc3339(e.CreatedAt)}
+	if e.Keys.Previous != "" && now.Before(e.Keys.PreviousUntil) {
+		b["previousSecretExpiresAt"] = rfc3339(e.Keys.PreviousUntil)
+	}
+	return b
+}
+
+// handleWebhookEndpoints is GET /api/v1/webhooks.
+func (a *api) handleWebhookEndpoints() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		eps, err := a.svc.Store.WebhookEndpoints(r.Context(), apiKey(r).AccountID)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		now := time.Now()
+		out := make([]map[string]any, 0, len(eps))
+		for _, e := range eps {
+			out = append(out, endpointBody(e, now))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	})
+}
+
+// handleCreateWebhookEndpoint is POST /api/v1/webhooks: 201 with the
+// endpoint and its secret, shown this once.
+func (a *api) handleCreateWebhookEndpoint() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			URL        *string  `json:"url"`
+			EventTypes []string `json:"eventTypes"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		if req.URL == nil {
+			writeError(w, r, a.log, &gengate.Error{Code: gengate.EInvalid, Message: "invalid request: url is required",
+				Fields: []gengate.FieldError{{Field: "url", Code: gengate.FieldRequired, Message: "is required"}}})
+			return
+		}
+		secret, e, err := a.svc.CreateWebhookEndpoint(r.Context(), apiKey(r).AccountID, *req.URL, req.EventTypes)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := endpointBody(e, time.Now())
+		body["secret"] = secret
+		w.Header().Set("Location", "/api/v1/webhooks/"+e.ID)
+		writeJSON(w, http.StatusCreated, body)
+	})
+}
+
+// handleDeleteWebhookEndpoint is DELETE /api/v1/webhooks/{id}.
+func (a *api) handleDeleteWebhookEndpoint() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.svc.Store.DeleteWebhookEndpoint(r.Context(), apiKey(r).AccountID, r.PathValue("id")); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// handleRotateWebhookSecret is POST /api/v1/webhooks/{id}/rotate and
+// POST /api/v1/webhooks/secret/rotate (the account's own secret): the new
+// secret, shown this once, and until when the previous one still signs.
+func (a *api) handleRotateWebhookSecret(account bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		acct := apiKey(r).AccountID
+		var secret string
+		var until time.Time
+		var err error
+		if account {
+			secret, until, err = a.svc.RotateWebhookSecret(r.Context(), acct)
+		} else {
+			secret, until, err = a.svc.RotateWebhookEndpoint(r.Context(), acct, r.PathValue("id"))
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"secret": secret, "previousSecretExpiresAt": rfc3339(until)})
+	})
+}
+
+// handleWebhookAttempts is GET /api/v1/webhooks/{id}/attempts: the
+// endpoint's delivery attempts, newest first, a page at a time.
+func (a *api) handleWebhookAttempts() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, err := pageLimit(r)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		c, err := readTaskCursor(r)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		var after *gengate.TaskCursor
+		if c.ID != "" {
+			after = &c
+		}
+		list, err := a.svc.Store.WebhookAttempts(r.Context(), apiKey(r).AccountID, r.PathValue("id"), after, limit+1)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := map[string]any{}
+		list = onePage(list, limit, body, func(last gengate.WebhookAttemptRecord) string { return createdCursor(last.At, last.ID) })
+		out := make([]map[string]any, 0, len(list))
+		for _, at := range list {
+			d := map[string]any{"eventId": at.Event.ID, "jobId": at.Event.TaskID, "type": at.Event.Type, "url": at.Event.URL,
+				"attempt": at.N, "at": rfc3339(at.At), "status": at.Status, "eventStatus": at.Event.Status}
+			if at.Error != "" {
+				d["error"] = at.Error
+			}
+			out = append(out, d)
+		}
+		body["data"] = out
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+// handleReplayWebhookEvent is POST /api/v1/webhooks/events/{eventId}/replay:
+// the event (an endpoint's or a task's own webhookUrl's) is sent again,
+// with the same webhook-id and payload, due now with a fresh retry
+// schedule. 202: delivery is the loop's.
+func (a *api) handleReplayWebhookEvent() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, err := a.svc.ReplayWebhookEvent(r.Context(), apiKey(r).AccountID, r.PathValue("eventId"))
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": e.ID, "jobId": e.TaskID, "type": e.Type, "url": e.URL,
+			"status": e.Status, "attempts": e.Attempts, "nextAttemptAt": rfc3339(e.NextAt)})
+	})
+}

@@ -57,6 +57,16 @@ func (r *receiver) deliveries() []delivery {
 	return append([]delivery(nil), r.got...)
 }
 
+// testWebhookBox seals the stacks' webhook secrets: one key for every
+// stack, as the processes of one install share theirs.
+var testWebhookBox = func() *gengate.SecretBox {
+	b, err := gengate.NewSecretBox([]byte("the test server key, 32 bytes or more"))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
 // startWebhooks runs the delivery loop for the stack until the test ends,
 // private targets allowed (the receiver is on loopback).
 func (s *stack) startWebhooks(schedule []time.Duration) {
@@ -68,6 +78,7 @@ func (s *stack) startWebhooks(schedule []time.Duration) {
 		webhook.Run(ctx, s.store, webhook.Config{
 			Client:       fetch.TargetClient(true, 10*time.Second),
 			Data:         httpapi.WebhookData(s.svc, httpapi.Config{}, s.URL, log),
+			Secrets:      s.svc.WebhookSigningSecrets,
 			Schedule:     schedule,
 			PollInterval: 10 * time.Millisecond,
 			Log:          log,
@@ -164,13 +175,17 @@ func TestWebhookDelivered(t *testing.T) {
 			t.Errorf("record's webhook event %v", ev)
 		}
 
-		// Canceled: the cancel's transaction writes the event.
-		s2 := newStack(t, stackOpts{dialect: dialect, db: s.store, noWorkers: true})
-		id2 := wantAccepted(t, s2.generate(h.key, map[string]any{"type": "image", "modelId": "flux", "prompt": "a dog",
+		// Canceled: the cancel's transaction writes the event (a stack
+		// of its own without workers, so the task waits to be canceled).
+		s2 := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
+		s2.startWebhooks(nil)
+		h2 := s2.holder(100, false)
+		secret2 := s2.do(call{Method: "GET", Path: "/api/v1/webhooks/secret", Key: h2.key}).str("secret")
+		id2 := wantAccepted(t, s2.generate(h2.key, map[string]any{"type": "image", "modelId": "flux", "prompt": "a dog",
 			"webhookUrl": rcv.URL + "/hook2"}, async))
-		wantStatus(t, s2.do(call{Method: "POST", Path: jobPath(id2) + "/cancel", Key: h.key}), http.StatusOK)
+		wantStatus(t, s2.do(call{Method: "POST", Path: jobPath(id2) + "/cancel", Key: h2.key}), http.StatusOK)
 		waitFor(t, "the cancel event", func() bool { return len(rcv.deliveries()) == 2 })
-		p = verified(t, secret, rcv.deliveries()[1])
+		p = verified(t, secret2, rcv.deliveries()[1])
 		if data, _ := p["data"].(map[string]any); p["type"] != gengate.EventCanceled || data["jobId"] != id2 || data["status"] != "canceled" {
 			t.Errorf("cancel payload %v", p)
 		}

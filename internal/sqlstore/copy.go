@@ -130,12 +130,18 @@ var copyTables = []copyTable{
 		{"task_id", colText}, {"report", colText}, {"updated_at", colInt},
 	}},
 	{"task_webhooks", "task_id", []copyColumn{{"task_id", colText}, {"url", colText}}},
-	{"webhook_secrets", "account_id", []copyColumn{{"account_id", colText}, {"secret", colText}, {"created_at", colInt}}},
+	{"webhook_secrets", "account_id", []copyColumn{{"account_id", colText}, {"secret", colText}, {"created_at", colInt},
+		{"previous", colText}, {"previous_until", colInt}}},
+	{"webhook_endpoints", "id", []copyColumn{
+		{"id", colText}, {"account_id", colText}, {"url", colText}, {"event_types", colText}, {"created_at", colInt},
+		{"secret", colText}, {"previous", colText}, {"previous_until", colInt},
+	}},
 	{"webhook_events", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"task_id", colText}, {"url", colText}, {"type", colText},
 		{"created_at", colInt}, {"status", colText}, {"attempts", colInt}, {"next_at", colInt},
 		{"lease_until", colReset}, // a claim of a process on the source
 		{"last_status", colInt}, {"last_error", colText}, {"delivered_at", colInt},
+		{"endpoint_id", colText}, {"schedule_from", colInt},
 	}},
 	{"webhook_attempts", "id", []copyColumn{
 		{"id", colText}, {"event_id", colText}, {"n", colInt}, {"at", colInt}, {"status", colInt}, {"error", colText},
@@ -330,7 +336,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
 		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads, task_progress,
-			task_webhooks, webhook_secrets, webhook_events, webhook_attempts IN EXCLUSIVE MODE`); err != nil {
+			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}

@@ -143,7 +143,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	if err != nil {
 		return res, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}
-	if s.postgres && t.WebhookURL == "" {
+	if s.postgres && t.WebhookURL == "" && t.Status != gengate.StatusNeedsReview {
 		// One round trip for the common case; the account row's lock is
 		// held for one statement and its commit, not for a conversation.
 		var balance int
@@ -226,6 +226,11 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		}
 		if t.WebhookURL != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO task_webhooks (task_id, url) VALUES ($1, $2)`, t.ID, t.WebhookURL); err != nil {
+				return err
+			}
+		}
+		if t.Status == gengate.StatusNeedsReview { // held at creation (review terms): its event, webhooks.go
+			if err := addWebhookEvent(ctx, tx, t); err != nil {
 				return err
 			}
 		}

@@ -4,52 +4,261 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gengate/gengate"
 )
 
-// addWebhookEvent writes the outbox row of a task that has just reached a
-// final (or review) state and was created with a webhookUrl, inside tx:
-// the event exists if and only if the state change committed.
+// addWebhookEvent writes the outbox rows of a task that has just reached
+// a final (or review) state, inside tx, so the events exist if and only if
+// the state change committed: one for the webhookUrl it was created with,
+// and one for each of its account's endpoints that wants the event type.
 func addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) error {
 	typ := gengate.EventType(t.Status)
 	if typ == "" {
 		return nil
 	}
 	at := ms(t.UpdatedAt)
-	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at)
 		SELECT $1, $2, task_id, url, $3, $4, $4 FROM task_webhooks WHERE task_id = $5`,
-		"msg_"+gengate.NewID(), t.AccountID, typ, at, t.ID)
-	return err
+		"msg_"+gengate.NewID(), t.AccountID, typ, at, t.ID); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, url FROM webhook_endpoints WHERE account_id = $1
+		AND ',' || event_types || ',' LIKE $2 ORDER BY created_at, id`, t.AccountID, "%,"+typ+",%")
+	if err != nil {
+		return err
+	}
+	type target struct{ id, url string }
+	var targets []target
+	for rows.Next() {
+		var e target
+		if err := rows.Scan(&e.id, &e.url); err != nil {
+			rows.Close()
+			return err
+		}
+		targets = append(targets, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, e := range targets {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at, endpoint_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $6, $7)`, "msg_"+gengate.NewID(), t.AccountID, t.ID, e.url, typ, at, e.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// WebhookSecret returns the account's signing secret, storing fresh as it
-// when the account has none yet (the first caller's secret wins a race).
-func (s *DB) WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (string, error) {
-	var secret string
-	err := s.reader().QueryRowContext(ctx, `SELECT secret FROM webhook_secrets WHERE account_id = $1`, accountID).Scan(&secret)
-	if err == nil {
-		return secret, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", err
+// WebhookSecret returns the account's signing keys, storing fresh as its
+// secret when the account has none yet (the first caller's secret wins a
+// race).
+func (s *DB) WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (gengate.WebhookKeys, error) {
+	const q = `SELECT secret, previous, previous_until FROM webhook_secrets WHERE account_id = $1`
+	k, err := scanWebhookKeys(s.reader().QueryRowContext(ctx, q, accountID))
+	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+		return k, err
 	}
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)
 		ON CONFLICT (account_id) DO NOTHING`, accountID, fresh, ms(now)); err != nil {
-		return "", err
+		return k, err
 	}
-	err = s.db.QueryRowContext(ctx, `SELECT secret FROM webhook_secrets WHERE account_id = $1`, accountID).Scan(&secret)
-	return secret, err
+	return scanWebhookKeys(s.db.QueryRowContext(ctx, q, accountID))
 }
 
-const webhookEventColumns = `id, account_id, task_id, url, type, created_at, status, attempts, next_at, delivered_at, last_status, last_error`
+func scanWebhookKeys(row scanner) (gengate.WebhookKeys, error) {
+	var k gengate.WebhookKeys
+	var until int64
+	err := row.Scan(&k.Secret, &k.Previous, &until)
+	k.PreviousUntil = fromMS(until)
+	return k, err
+}
+
+// RotateWebhookSecret makes fresh the current secret of the account
+// (endpointID "") or of its endpoint, the current one the previous until
+// the time.
+func (s *DB) RotateWebhookSecret(ctx context.Context, accountID, endpointID, fresh string, until time.Time) error {
+	q, args := `UPDATE webhook_secrets SET previous = secret, previous_until = $1, secret = $2 WHERE account_id = $3`,
+		[]any{ms(until), fresh, accountID}
+	if endpointID != "" {
+		q = `UPDATE webhook_endpoints SET previous = secret, previous_until = $1, secret = $2 WHERE account_id = $3 AND id = $4`
+		args = append(args, endpointID)
+	}
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
+	}
+	return nil
+}
+
+const webhookEndpointColumns = `id, account_id, url, event_types, created_at, secret, previous, previous_until`
+
+func scanWebhookEndpoint(row scanner) (*gengate.WebhookEndpoint, error) {
+	e := &gengate.WebhookEndpoint{}
+	var types string
+	var created, until int64
+	if err := row.Scan(&e.ID, &e.AccountID, &e.URL, &types, &created, &e.Keys.Secret, &e.Keys.Previous, &until); err != nil {
+		return nil, err
+	}
+	e.EventTypes = strings.Split(types, ",")
+	e.CreatedAt, e.Keys.PreviousUntil = fromMS(created), fromMS(until)
+	return e, nil
+}
+
+// CreateWebhookEndpoint stores e unless its account has max endpoints
+// already (EConflict). The count and the insert are one statement, so
+// concurrent creations cannot pass max together on PostgreSQL either:
+// the account's row is locked first.
+func (s *DB) CreateWebhookEndpoint(ctx context.Context, e *gengate.WebhookEndpoint, max int) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if s.postgres { // serialize the account's creations
+			if _, err := tx.ExecContext(ctx, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, e.AccountID); err != nil {
+				return err
+			}
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = $1`, e.AccountID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return gengate.Errorf(gengate.EConflict, "the account has %d webhook endpoints, the most allowed (--max-webhook-endpoints); delete one first", n)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			e.ID, e.AccountID, e.URL, strings.Join(e.EventTypes, ","), ms(e.CreatedAt), e.Keys.Secret, e.Keys.Previous, ms(e.Keys.PreviousUntil))
+		return err
+	})
+}
+
+// WebhookEndpoints lists the account's endpoints, oldest first.
+func (s *DB) WebhookEndpoints(ctx context.Context, accountID string) ([]*gengate.WebhookEndpoint, error) {
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints WHERE account_id = $1
+		ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*gengate.WebhookEndpoint
+	for rows.Next() {
+		e, err := scanWebhookEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// WebhookEndpoint returns the account's endpoint.
+func (s *DB) WebhookEndpoint(ctx context.Context, accountID, id string) (*gengate.WebhookEndpoint, error) {
+	e, err := scanWebhookEndpoint(s.reader().QueryRowContext(ctx, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
+		WHERE id = $1 AND account_id = $2`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
+	}
+	return e, err
+}
+
+// DeleteWebhookEndpoint deletes the account's endpoint, its events and
+// their attempts. An attempt in flight then records nothing
+// (RecordWebhookAttempt finds no event).
+func (s *DB) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_attempts WHERE event_id IN
+			(SELECT id FROM webhook_events WHERE endpoint_id = $1)`, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE endpoint_id = $1`, id)
+		return err
+	})
+}
+
+// WebhookAttempts lists the attempts of the account's endpoint's events,
+// newest first (by time, then id), after the cursor, at most limit.
+func (s *DB) WebhookAttempts(ctx context.Context, accountID, endpointID string, after *gengate.TaskCursor, limit int) ([]gengate.WebhookAttemptRecord, error) {
+	if _, err := s.WebhookEndpoint(ctx, accountID, endpointID); err != nil {
+		return nil, err
+	}
+	q := `SELECT a.id, a.n, a.at, a.status, a.error, ` + prefixed("e.", webhookEventColumns) + `
+		FROM webhook_attempts a JOIN webhook_events e ON e.id = a.event_id
+		WHERE e.endpoint_id = $1 AND e.account_id = $2`
+	args := []any{endpointID, accountID, limit}
+	if after != nil {
+		q += ` AND (a.at < $4 OR (a.at = $4 AND a.id < $5))`
+		args = append(args, ms(after.CreatedAt), after.ID)
+	}
+	rows, err := s.reader().QueryContext(ctx, q+` ORDER BY a.at DESC, a.id DESC LIMIT $3`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []gengate.WebhookAttemptRecord
+	for rows.Next() {
+		var r gengate.WebhookAttemptRecord
+		var at int64
+		e, err := scanWebhookEvent(prefixScanner{rows, []any{&r.ID, &r.N, &at, &r.Status, &r.Error}})
+		if err != nil {
+			return nil, err
+		}
+		r.At, r.Event = fromMS(at), *e
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// prefixScanner scans a row's first columns into head, the rest into what
+// Scan is given.
+type prefixScanner struct {
+	row  scanner
+	head []any
+}
+
+func (p prefixScanner) Scan(dest ...any) error { return p.row.Scan(append(p.head, dest...)...) }
+
+func prefixed(p, columns string) string {
+	cols := strings.Split(columns, ", ")
+	for i := range cols {
+		cols[i] = p + cols[i]
+	}
+	return strings.Join(cols, ", ")
+}
+
+// ReplayWebhookEvent makes the account's event pending and due at now,
+// with a fresh retry schedule; its id (the webhook-id) stays.
+func (s *DB) ReplayWebhookEvent(ctx context.Context, accountID, eventID string, now time.Time) (*gengate.WebhookEvent, error) {
+	e, err := scanWebhookEvent(s.db.QueryRowContext(ctx, `UPDATE webhook_events SET status = 'pending', next_at = $1,
+		schedule_from = attempts WHERE id = $2 AND account_id = $3 RETURNING `+webhookEventColumns, ms(now), eventID, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gengate.Errorf(gengate.ENotFound, "webhook event not found")
+	}
+	return e, err
+}
+
+const webhookEventColumns = `id, account_id, task_id, url, type, created_at, status, attempts, next_at, delivered_at, last_status, last_error, endpoint_id, schedule_from`
 
 func scanWebhookEvent(row scanner) (*gengate.WebhookEvent, error) {
 	e := &gengate.WebhookEvent{}
 	var created, next, delivered int64
 	err := row.Scan(&e.ID, &e.AccountID, &e.TaskID, &e.URL, &e.Type, &created, &e.Status, &e.Attempts, &next,
-		&delivered, &e.LastStatus, &e.LastError)
+		&delivered, &e.LastStatus, &e.LastError, &e.EndpointID, &e.ScheduleFrom)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +27,6 @@ import (
 type Store interface {
 	ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Duration) (*gengate.WebhookEvent, error)
 	RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, status string, next time.Time) error
-	WebhookSecret(ctx context.Context, accountID, fresh string, now time.Time) (string, error)
 }
 
 // Config sets the loop.
@@ -37,6 +37,10 @@ type Config struct {
 	// Data builds the event's data member, the task record
 	// (httpapi.WebhookData).
 	Data func(ctx context.Context, accountID, taskID string) (map[string]any, error)
+	// Secrets returns the secrets an attempt is signed with, each giving
+	// one v1 signature (Service.WebhookSigningSecrets: two during a
+	// rotation's overlap).
+	Secrets func(ctx context.Context, e *gengate.WebhookEvent) ([]string, error)
 	// Schedule is the delay after each failed attempt (default
 	// gengate.WebhookSchedule).
 	Schedule []time.Duration
@@ -105,13 +109,13 @@ func DeliverOne(ctx context.Context, store Store, cfg Config) (bool, error) {
 	if err != nil || e == nil {
 		return false, err
 	}
-	code, sendErr := send(ctx, store, cfg, e)
+	code, sendErr := send(ctx, cfg, e)
 	at := cfg.Now()
 	a := gengate.WebhookAttempt{N: e.Attempts, At: at, Status: code}
 	status, next := "delivered", time.Time{}
 	if sendErr != nil {
 		a.Error = sendErr.Error()
-		if d, ok := gengate.WebhookDelay(cfg.Schedule, e.Attempts); ok {
+		if d, ok := gengate.WebhookDelay(cfg.Schedule, e.Attempts-e.ScheduleFrom); ok {
 			status, next = "pending", at.Add(d)
 		} else {
 			status = "failed"
@@ -129,7 +133,7 @@ func DeliverOne(ctx context.Context, store Store, cfg Config) (bool, error) {
 
 // send makes one attempt: the signed POST. It returns the receiver's
 // status (0 for none) and why the attempt failed, nil for a 2xx.
-func send(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEvent) (int, error) {
+func send(ctx context.Context, cfg Config, e *gengate.WebhookEvent) (int, error) {
 	data, err := cfg.Data(ctx, e.AccountID, e.TaskID)
 	if err != nil {
 		return 0, fmt.Errorf("build payload: %s", gengate.ErrorMessage(err))
@@ -138,14 +142,18 @@ func send(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEvent)
 	if err != nil {
 		return 0, err
 	}
-	secret, err := store.WebhookSecret(ctx, e.AccountID, gengate.NewWebhookSecret(), cfg.Now())
+	secrets, err := cfg.Secrets(ctx, e)
 	if err != nil {
-		return 0, fmt.Errorf("signing secret: %w", err)
+		return 0, fmt.Errorf("signing secret: %s", gengate.ErrorMessage(err))
 	}
 	ts := cfg.Now()
-	sig, err := gengate.SignWebhook(secret, e.ID, ts, body)
-	if err != nil {
-		return 0, fmt.Errorf("sign: %w", err)
+	sigs := make([]string, 0, len(secrets))
+	for _, secret := range secrets {
+		sig, err := gengate.SignWebhook(secret, e.ID, ts, body)
+		if err != nil {
+			return 0, fmt.Errorf("sign: %w", err)
+		}
+		sigs = append(sigs, sig)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
 	if err != nil {
@@ -155,7 +163,7 @@ func send(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEvent)
 	req.Header.Set("User-Agent", "gengate-webhooks")
 	req.Header.Set("webhook-id", e.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
+	req.Header.Set("webhook-signature", strings.Join(sigs, " ")) // space-separated, as the specification has it
 	resp, err := cfg.Client.Do(req)
 	if err != nil {
 		return 0, err
