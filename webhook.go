@@ -166,4 +166,3 @@ func (s *Service) checkWebhookTarget(ctx context.Context, rawURL string) error {
 func cryptorand(b []byte) (int, error) { return cryptoRead(b) }
 
 var cryptoRead = crand.Read
-

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -35,8 +36,15 @@ type receiver struct {
 }
 
 func newReceiver(t *testing.T, fail ...int) *receiver {
+	r := newReceiverUnstarted(t, fail...)
+	r.Start()
+	return r
+}
+
+// newReceiverUnstarted is newReceiver not yet listening (Start it).
+func newReceiverUnstarted(t *testing.T, fail ...int) *receiver {
 	r := &receiver{fail: fail}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.got = append(r.got, delivery{req.Header.Clone(), body})
@@ -69,14 +77,17 @@ var testWebhookBox = func() *gengate.SecretBox {
 
 // startWebhooks runs the delivery loop for the stack until the test ends,
 // private targets allowed (the receiver is on loopback).
-func (s *stack) startWebhooks(schedule []time.Duration) {
+func (s *stack) startWebhooks(schedule []time.Duration) { s.startWebhooksTimeout(schedule, 10*time.Second) }
+
+// startWebhooksTimeout is startWebhooks with the attempt timeout given.
+func (s *stack) startWebhooksTimeout(schedule []time.Duration, timeout time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	log := slog.New(slog.DiscardHandler)
 	go func() {
 		defer close(done)
 		webhook.Run(ctx, s.store, webhook.Config{
-			Client:       fetch.TargetClient(true, 10*time.Second),
+			Client:       fetch.TargetClient(true, timeout),
 			Data:         httpapi.WebhookData(s.svc, httpapi.Config{}, s.URL, log),
 			Secrets:      s.svc.WebhookSigningSecrets,
 			Schedule:     schedule,
@@ -254,6 +265,87 @@ func TestWebhookTargetRefused(t *testing.T) {
 		}
 		if s.balance(h.account) != 100 || s.taskCount() != 0 {
 			t.Errorf("balance %d, tasks %d after refusals", s.balance(h.account), s.taskCount())
+		}
+	})
+}
+
+// TestWebhookReceiverTimesOutOrDown: a receiver that does not answer
+// within the attempt's timeout, and one that is down (nothing listens on
+// its port), get retries on the schedule and then the event, with the same
+// webhook-id; the record shows the failed attempts with status 0.
+func TestWebhookReceiverTimesOutOrDown(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newStack(t, stackOpts{dialect: dialect})
+		// Retries every 200ms, 30 of them: room to bring the receiver up.
+		schedule := []time.Duration{time.Millisecond}
+		for range 30 {
+			schedule = append(schedule, 200*time.Millisecond)
+		}
+		s.startWebhooksTimeout(schedule, 300*time.Millisecond)
+		h := s.holder(100, false)
+		secret := s.do(call{Method: "GET", Path: "/api/v1/webhooks/secret", Key: h.key}).str("secret")
+
+		// Times out: the first request is held until the sender gives up.
+		var mu sync.Mutex
+		var got []delivery
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, _ := io.ReadAll(req.Body)
+			mu.Lock()
+			got = append(got, delivery{req.Header.Clone(), body})
+			n := len(got)
+			mu.Unlock()
+			if n == 1 {
+				<-req.Context().Done() // the sender's timeout ends it
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(slow.Close)
+		body := flux("a slow cat")
+		body["webhookUrl"] = slow.URL
+		id := s.generate(h.key, body, nil).str("jobId")
+		waitFor(t, "the event delivered after a timeout", func() bool {
+			ev := s.webhookEvents(h.key, id)
+			return len(ev) == 1 && ev[0]["status"] == "delivered"
+		})
+		mu.Lock()
+		if len(got) != 2 || got[0].header.Get("webhook-id") != got[1].header.Get("webhook-id") {
+			t.Errorf("slow receiver got %d requests (ids %q)", len(got), got[0].header.Get("webhook-id"))
+		}
+		verified(t, secret, got[1])
+		mu.Unlock()
+		if d := s.webhookEvents(h.key, id)[0]["deliveries"].([]any); len(d) != 2 || d[0].(map[string]any)["status"] != float64(0) {
+			t.Errorf("deliveries %v", d)
+		}
+
+		// Down: nothing listens until an attempt has failed.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		body = flux("a cat for a down receiver")
+		body["webhookUrl"] = "http://" + addr + "/hook"
+		id2 := s.generate(h.key, body, nil).str("jobId")
+		waitFor(t, "a failed attempt on the down receiver", func() bool {
+			ev := s.webhookEvents(h.key, id2)
+			return len(ev) == 1 && len(ev[0]["deliveries"].([]any)) >= 1
+		})
+		up := newReceiverUnstarted(t)
+		up.Listener.Close()
+		if up.Listener, err = net.Listen("tcp", addr); err != nil {
+			t.Skipf("port %s taken again meanwhile: %v", addr, err)
+		}
+		up.Start()
+		waitFor(t, "the event delivered once the receiver is up", func() bool {
+			ev := s.webhookEvents(h.key, id2)
+			return len(ev) == 1 && ev[0]["status"] == "delivered"
+		})
+		if d := up.deliveries(); len(d) != 1 {
+			t.Errorf("the receiver, once up, got %d deliveries", len(d))
+		} else {
+			verified(t, secret, d[0])
 		}
 	})
 }
