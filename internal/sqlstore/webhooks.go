@@ -62,11 +62,15 @@ func (s *DB) WebhookSecret(ctx context.Context, accountID, fresh string, now tim
 	if err == nil || !errors.Is(err, sql.ErrNoRows) {
 		return k, err
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)
-		ON CONFLICT (account_id) DO NOTHING`, accountID, fresh, ms(now)); err != nil {
+	err = s.write(ctx, func(ctx context.Context, db dbtx) error {
+		_, err := db.ExecContext(ctx, `INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)
+			ON CONFLICT (account_id) DO NOTHING`, accountID, fresh, ms(now))
+		return err
+	})
+	if err != nil {
 		return k, err
 	}
-	return scanWebhookKeys(s.db.QueryRowContext(ctx, q, accountID))
+	return scanWebhookKeys(s.reader().QueryRowContext(ctx, q, accountID))
 }
 
 func scanWebhookKeys(row scanner) (gengate.WebhookKeys, error) {
@@ -87,17 +91,19 @@ func (s *DB) RotateWebhookSecret(ctx context.Context, accountID, endpointID, fre
 		q = `UPDATE webhook_endpoints SET previous = secret, previous_until = $1, secret = $2 WHERE account_id = $3 AND id = $4`
 		args = append(args, endpointID)
 	}
-	res, err := s.db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+	return s.write(ctx, func(ctx context.Context, db dbtx) error {
+		res, err := db.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
-		return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
-	}
-	return nil
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
+		}
+		return nil
+	})
 }
 
 const webhookEndpointColumns = `id, account_id, url, event_types, created_at, secret, previous, previous_until`
@@ -119,7 +125,7 @@ func scanWebhookEndpoint(row scanner) (*gengate.WebhookEndpoint, error) {
 // concurrent creations cannot pass max together on PostgreSQL either:
 // the account's row is locked first.
 func (s *DB) CreateWebhookEndpoint(ctx context.Context, e *gengate.WebhookEndpoint, max int) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if s.postgres { // serialize the account's creations
 			if _, err := tx.ExecContext(ctx, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, e.AccountID); err != nil {
 				return err
@@ -171,7 +177,7 @@ func (s *DB) WebhookEndpoint(ctx context.Context, accountID, id string) (*gengat
 // their attempts. An attempt in flight then records nothing
 // (RecordWebhookAttempt finds no event).
 func (s *DB) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
 		if err != nil {
 			return err
@@ -244,11 +250,16 @@ func prefixed(p, columns string) string {
 // ReplayWebhookEvent makes the account's event pending and due at now,
 // with a fresh retry schedule; its id (the webhook-id) stays.
 func (s *DB) ReplayWebhookEvent(ctx context.Context, accountID, eventID string, now time.Time) (*gengate.WebhookEvent, error) {
-	e, err := scanWebhookEvent(s.db.QueryRowContext(ctx, `UPDATE webhook_events SET status = 'pending', next_at = $1,
-		schedule_from = attempts WHERE id = $2 AND account_id = $3 RETURNING `+webhookEventColumns, ms(now), eventID, accountID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, gengate.Errorf(gengate.ENotFound, "webhook event not found")
-	}
+	var e *gengate.WebhookEvent
+	err := s.write(ctx, func(ctx context.Context, db dbtx) error {
+		var err error
+		e, err = scanWebhookEvent(db.QueryRowContext(ctx, `UPDATE webhook_events SET status = 'pending', next_at = $1,
+			schedule_from = attempts WHERE id = $2 AND account_id = $3 RETURNING `+webhookEventColumns, ms(now), eventID, accountID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return gengate.Errorf(gengate.ENotFound, "webhook event not found")
+		}
+		return err
+	})
 	return e, err
 }
 
