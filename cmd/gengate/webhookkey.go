@@ -37,11 +37,16 @@ func webhookBox(cfg *Config) (*gengate.SecretBox, error) {
 	return gengate.NewSecretBox(key)
 }
 
-// readOrMakeKey reads the key file, or makes it when it does not exist;
+// readOrMakeKey reads the key file (making it 0600), or makes it when it
+// does not exist;
 // of processes starting together, the first to link its file wins and
 // the others read it.
 func readOrMakeKey(path string) ([]byte, error) {
 	if b, err := os.ReadFile(path); err == nil {
+		// The operator's alone, as the database (0600 on every start).
+		if err := os.Chmod(path, 0o600); err != nil {
+			return nil, err
+		}
 		return []byte(strings.TrimSpace(string(b))), nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
