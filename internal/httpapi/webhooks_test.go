@@ -77,7 +77,9 @@ var testWebhookBox = func() *gengate.SecretBox {
 
 // startWebhooks runs the delivery loop for the stack until the test ends,
 // private targets allowed (the receiver is on loopback).
-func (s *stack) startWebhooks(schedule []time.Duration) { s.startWebhooksTimeout(schedule, 10*time.Second) }
+func (s *stack) startWebhooks(schedule []time.Duration) {
+	s.startWebhooksTimeout(schedule, 10*time.Second)
+}
 
 // startWebhooksTimeout is startWebhooks with the attempt timeout given.
 func (s *stack) startWebhooksTimeout(schedule []time.Duration, timeout time.Duration) {
