@@ -13,11 +13,13 @@ import (
 )
 
 // Webhooks follow the Standard Webhooks specification
-// (standardwebhooks.com): a task given a webhookUrl gets one event when it
-// reaches a final (or review) state. The event row is written by the store
-// in the transaction that writes the state (the outbox); a delivery loop in
-// every worker process (internal/webhook) claims due events with a lease,
-// POSTs them signed with the account's secret and retries on the
+// (standardwebhooks.com): a task given a webhookUrl, and each endpoint of
+// its account that wants the event type (webhook_endpoints.go), gets one
+// event when the task reaches a final (or review) state. The event row is
+// written by the store in the transaction that writes the state (the
+// outbox); a delivery loop in every worker process (internal/webhook)
+// claims due events with a lease, POSTs them signed with the target's
+// secret (the account's, or the endpoint's) and retries on the
 // WebhookSchedule until one is answered 2xx.
 
 // WebhookURLField is the generate body's optional member naming where a

@@ -121,9 +121,9 @@ func scanWebhookEndpoint(row scanner) (*gengate.WebhookEndpoint, error) {
 }
 
 // CreateWebhookEndpoint stores e unless its account has max endpoints
-// already (EConflict). The count and the insert are one statement, so
-// concurrent creations cannot pass max together on PostgreSQL either:
-// the account's row is locked first.
+// already (EConflict). The count and the insert share a transaction in
+// which, on PostgreSQL, the account's row is locked first, so concurrent
+// creations cannot pass max together (SQLite has one writer).
 func (s *DB) CreateWebhookEndpoint(ctx context.Context, e *gengate.WebhookEndpoint, max int) error {
 	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if s.postgres { // serialize the account's creations
