@@ -1,9 +1,12 @@
 package main
 
 import (
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -100,10 +103,38 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	wantCode(t, mustAPI(t, base, "GET", "/"+srv.key, "", nil, nil), http.StatusNotFound)
 	wantCode(t, mustAPI(t, base, "GET", "/api/v1/models?key="+key2, srv.key, nil, nil), http.StatusOK)
 
+	// Webhook signing secrets: the account's, and the one a rotation
+	// answers; neither is logged, nor found in clear in any file of the
+	// data directory (the database, its WAL), which holds them sealed.
+	whsec := mustAPI(t, base, "GET", "/api/v1/webhooks/secret", srv.key, nil, nil).str("secret")
+	rotated := mustAPI(t, base, "POST", "/api/v1/webhooks/secret/rotate", srv.key, nil, nil).str("secret")
+	if !strings.HasPrefix(whsec, "whsec_") || !strings.HasPrefix(rotated, "whsec_") || whsec == rotated {
+		t.Fatalf("webhook secrets %q, %q", whsec, rotated)
+	}
+	secrets = append(secrets, whsec, rotated)
+
 	srv.shutdown(t)
 	logs := srv.stderr.String()
 	if !strings.Contains(logs, `"/files/<redacted>.`) {
 		t.Fatalf("the logs hold no request line for a file, so the test proves nothing:\n%s", logs)
 	}
 	assertNoSecrets(t, logs, secrets...)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, sec := range []string{whsec, rotated, strings.TrimPrefix(whsec, "whsec_"), strings.TrimPrefix(rotated, "whsec_")} {
+			if strings.Contains(string(data), sec) {
+				t.Errorf("%s holds a webhook secret in clear", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
