@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // maxJSONDepth is how deeply a request body's arrays and objects may nest.
@@ -24,8 +25,23 @@ type jsonScanner struct {
 	rec bool
 }
 
+// scanBuffers keeps the scanners' read buffers between requests: a
+// burst of thousands of generate calls would otherwise allocate 32 KB of
+// garbage each, which the heap carries until the next collection.
+var scanBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
+// newJSONScanner returns a scanner of r; release gives its buffer back.
 func newJSONScanner(r io.Reader) *jsonScanner {
-	return &jsonScanner{r: bufio.NewReaderSize(r, 32<<10)}
+	br := scanBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &jsonScanner{r: br}
+}
+
+// release returns the scanner's buffer to the pool; s is unusable after.
+func (s *jsonScanner) release() {
+	s.r.Reset(nil)
+	scanBuffers.Put(s.r)
+	s.r = nil
 }
 
 func (s *jsonScanner) syntax(format string, args ...any) error {

@@ -232,6 +232,7 @@ func (b *body) noteUnknown(name []byte) {
 // decodeBody streams the JSON object in r into a body.
 func (c *Catalog) decodeBody(r io.Reader) (*body, error) {
 	s := newJSONScanner(r)
+	defer s.release()
 	b := &body{top: map[string]any{}}
 	first, err := s.next()
 	if err != nil {

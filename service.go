@@ -98,7 +98,8 @@ const (
 	MaxPollInterval = 30 * time.Second
 	// SafetyRecheck is how often a waiting request rereads its task in case
 	// the change came from a process that cannot notify this one (a CLI
-	// settle against SQLite). Notifications normally wake it at once.
+	// settle against SQLite). Notifications normally wake it at once. With
+	// many waiters they recheck less often (Events, MaxRechecks).
 	SafetyRecheck = 2 * time.Second
 )
 
@@ -468,24 +469,21 @@ func (s *Service) outcome(ctx context.Context, t *Task, replayed bool) (*Outcome
 
 // Wait waits up to d for the account's task to leave the active states and
 // returns it as it then is. It is woken by Events, not by polling; a client
-// that goes away ends the wait, not the task.
+// that goes away ends the wait, not the task. It holds no goroutine or
+// timer of its own: the caller's goroutine sleeps on its Waiter.
 func (s *Service) Wait(ctx context.Context, accountID, id string, d time.Duration) (*Outcome, error) {
-	ch, cancel := s.Events.Subscribe(id)
-	defer cancel()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	safety := time.NewTicker(SafetyRecheck)
-	defer safety.Stop()
+	w := s.Events.Wait(id, time.Now().Add(d))
+	defer s.Events.Done(w)
 	for {
 		o, err := s.Find(ctx, accountID, id)
 		if err != nil || !o.Task.Status.Active() {
 			return o, err
 		}
 		select {
-		case <-ch:
-		case <-safety.C:
-		case <-timer.C:
-			return s.Find(ctx, accountID, id)
+		case <-w.C:
+			if w.Expired() {
+				return s.Find(ctx, accountID, id)
+			}
 		case <-ctx.Done():
 			return o, nil
 		}

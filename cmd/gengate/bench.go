@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,9 +128,10 @@ func benchKey(ctx context.Context, database, data string) (string, error) {
 
 // benchChild is a server started by the benchmark.
 type benchChild struct {
-	cmd  *exec.Cmd
-	base string
-	done chan struct{}
+	cmd   *exec.Cmd
+	base  string
+	admin string // the operator listener's address, when started with --admin-addr
+	done  chan struct{}
 }
 
 func startBenchChild(ctx context.Context, logPath string, args ...string) (*benchChild, error) {
@@ -154,11 +156,15 @@ func startBenchChild(ctx context.Context, logPath string, args ...string) (*benc
 	}
 	c := &benchChild{cmd: cmd, done: make(chan struct{})}
 	ready := make(chan string, 1)
+	admin := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if rest, ok := strings.CutPrefix(sc.Text(), "gengate listening on "); ok {
 				ready <- rest
+			}
+			if rest, ok := strings.CutPrefix(sc.Text(), "gengate admin listening on "); ok {
+				admin <- rest
 			}
 		}
 		_ = cmd.Wait()
@@ -167,6 +173,10 @@ func startBenchChild(ctx context.Context, logPath string, args ...string) (*benc
 	}()
 	select {
 	case c.base = <-ready:
+		select { // printed before the public listener's line, when there is one
+		case c.admin = <-admin:
+		default:
+		}
 		return c, nil
 	case <-c.done:
 		return nil, fmt.Errorf("%s ended before it listened; see %s", strings.Join(args, " "), logPath)
@@ -362,8 +372,8 @@ func benchBare(ctx context.Context, args []string, getenv func(string) string, s
 // the server's RSS once every call's task exists (all are waiting), and
 // then waits for every answer: each must be a 200.
 func benchWaiters(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var data, database, model string
-	var count int
+	var data, database, model, profile string
+	var count, dials int
 	var delay time.Duration
 	f := newFlags("bench waiters", getenv, stderr)
 	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
@@ -371,11 +381,13 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	f.StringVar(&model, "model", "flux", "model of the generate requests")
 	f.IntVar(&count, "count", 10000, "synchronous calls held at once (each needs a file descriptor here and in the server)")
 	f.DurationVar(&delay, "sandbox-delay", 20*time.Second, "--sandbox-delay of the gengate under test: how long each call waits")
+	f.IntVar(&dials, "dials", 256, "connections being opened at once at most (more than the kernel's accept queue and the dials time out)")
+	f.StringVar(&profile, "profile", "", "directory to write the server's heap and goroutine profiles to while every call waits")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	if count < 1 {
-		return errors.New("--count must be ≥ 1")
+	if count < 1 || dials < 1 {
+		return errors.New("--count and --dials must be ≥ 1")
 	}
 	data, cleanup, err := benchData(data)
 	if err != nil {
@@ -386,9 +398,13 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
-	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
+	serve := []string{"serve", "--addr", "127.0.0.1:0", "--data", data,
 		"--database", database, "--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count+64),
-		"--sync-wait", (delay + 5*time.Minute).String())
+		"--sync-wait", (delay + 10*time.Minute).String()}
+	if profile != "" {
+		serve = append(serve, "--admin-addr", "127.0.0.1:0")
+	}
+	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), serve...)
 	if err != nil {
 		return err
 	}
@@ -404,10 +420,20 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	var ok, failed atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
+	// At most --dials connections are being opened at once: thousands of
+	// simultaneous connects overflow the listener's accept queue
+	// (net.core.somaxconn), and the kernel then drops them until the
+	// client's connect times out, which measures the client, not gengate.
+	dialing := make(chan struct{}, dials)
 	for i := range count {
+		dialing <- struct{}{}
 		wg.Go(func() {
+			var once sync.Once
+			sent := func() { once.Do(func() { <-dialing }) }
+			defer sent()
 			body := fmt.Sprintf(`{"type":"image","modelId":%q,"prompt":"waiter %d"}`, model, i)
-			req, err := http.NewRequestWithContext(ctx, "POST", srv.base+"/api/v1/generate", strings.NewReader(body))
+			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent() }}
+			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "POST", srv.base+"/api/v1/generate", strings.NewReader(body))
 			if err != nil {
 				failed.Add(1)
 				return
@@ -452,6 +478,11 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 		}
 	}
 	held := srv.rss()
+	if profile != "" {
+		if err := benchProfiles(srv, profile); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "gengate bench waiters: %d synchronous calls, --sandbox-delay %s\n", count, delay)
 	fmt.Fprintf(stdout, "all waiting after %s: server RSS %d MB (idle %d MB), %.1f KB per waiter\n",
 		waiting.Round(time.Millisecond), held>>20, idle>>20, float64(held-idle)/1024/float64(count))
@@ -459,6 +490,34 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(stdout, "answered: %d with 200, %d otherwise, after %s\n", ok.Load(), failed.Load(), time.Since(start).Round(time.Millisecond))
 	if e, _ := firstErr.Load().(string); e != "" {
 		fmt.Fprintf(stdout, "  first error: %s\n", e)
+	}
+	return nil
+}
+
+// benchProfiles saves the child's heap profile and goroutine stacks
+// (from its --admin-addr listener) in dir.
+func benchProfiles(c *benchChild, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, path := range map[string]string{
+		"heap.pprof":      "/debug/pprof/heap",
+		"goroutine.pprof": "/debug/pprof/goroutine",
+		"goroutines.txt":  "/debug/pprof/goroutine?debug=1",
+		"heap.txt":        "/debug/pprof/heap?debug=1", // ends with runtime.MemStats: stacks, heap, GC
+	} {
+		resp, err := http.Get(c.admin + path)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
 	}
 	return nil
 }

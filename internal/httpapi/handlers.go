@@ -101,19 +101,29 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 // waitContext is the context a request waits for its task in: the
 // request's own, ended early when the server drains, so that a shutdown
 // answers waiting requests with 202 and their tasks rather than holding
-// them to its timeout.
+// them to its timeout. It starts no goroutine: the drain's one context
+// (New) cancels it through context.AfterFunc.
 func (a *api) waitContext(r *http.Request) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.Context())
-	if a.cfg.Drain != nil {
-		go func() {
-			select {
-			case <-a.cfg.Drain:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+	stop := context.AfterFunc(a.drained, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
 	}
-	return ctx, cancel
+}
+
+// drainContext is a context that ends when drain closes (never for nil):
+// one goroutine for the whole server, not one per waiting request.
+func drainContext(drain <-chan struct{}) context.Context {
+	if drain == nil {
+		return context.Background()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-drain
+		cancel()
+	}()
+	return ctx
 }
 
 // prefer holds the Prefer preferences gengate honours (RFC 7240); others

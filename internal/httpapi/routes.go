@@ -67,7 +67,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	}
 	a := &api{svc: svc, cfg: cfg, log: log, metrics: cfg.Metrics,
 		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
-		probes: &probeCache{results: map[string]probeResult{}}}
+		probes: &probeCache{results: map[string]probeResult{}}, drained: drainContext(cfg.Drain)}
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -136,6 +136,7 @@ type api struct {
 	signIns   *signInLimiter
 	hashSlots chan struct{}
 	probes    *probeCache
+	drained   context.Context // ends when cfg.Drain closes
 }
 
 type ctxKey int
