@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/sqlstore"
 )
 
@@ -29,7 +30,7 @@ import (
 // run here. docs/benchmarks.md explains the method and keeps the figures.
 func benchSubmit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var data, database, model string
-	var clients, rounds, workers int
+	var clients, rounds, workers, preload int
 	var duration, delay time.Duration
 	f := newFlags("bench submit", getenv, stderr)
 	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
@@ -40,11 +41,12 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	f.IntVar(&workers, "workers", 4, "--workers of the gengate under test")
 	f.DurationVar(&duration, "duration", 5*time.Second, "length of each measured round")
 	f.DurationVar(&delay, "sandbox-delay", 60*time.Second, "--sandbox-delay of the gengate under test: workers only submit and schedule")
+	f.IntVar(&preload, "preload", 0, "after the rounds, submit this many more tasks, wait until every one waits on the upstream, and measure a round again (flat cost; give a --sandbox-delay longer than the whole run)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	if clients < 1 || rounds < 1 || duration <= 0 {
-		return errors.New("--clients, --rounds and --duration must be positive")
+	if clients < 1 || rounds < 1 || duration <= 0 || preload < 0 {
+		return errors.New("--clients, --rounds and --duration must be positive, --preload ≥ 0")
 	}
 	data, cleanup, err := benchData(data)
 	if err != nil {
@@ -94,12 +96,68 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 		best = max(best, r.rate())
 		r.print(stdout, fmt.Sprintf("gengate #%d", i+1))
 	}
+	if preload > 0 {
+		rate, err := benchPreload(ctx, srv, database, data, key, body, preload, delay, stdout)
+		if err != nil {
+			return err
+		}
+		r := benchRound(ctx, srv, key, body, clients, duration)
+		r.print(stdout, fmt.Sprintf("gengate +%d", preload))
+		if best > 0 {
+			fmt.Fprintf(stdout, "flat cost: %.2f of the best round's rate with %d more tasks waiting on the upstream (preloaded at %.0f/s)\n",
+				r.rate()/best, preload, rate)
+		}
+	}
 	b := benchRound(ctx, bare, "", body, clients, duration)
 	b.print(stdout, "bare")
 	if b.rate() > 0 {
 		fmt.Fprintf(stdout, "ratio gengate/bare: %.3f (best gengate round)\n", best/b.rate())
 	}
 	return nil
+}
+
+// benchPreload submits n more tasks through the API (64 clients) and
+// waits until the workers have sent every one upstream: no task queued
+// or being submitted, each waiting for its poll. It returns the rate of
+// the preload's submits.
+func benchPreload(ctx context.Context, srv *benchChild, database, data, key, body string, n int, delay time.Duration, stdout io.Writer) (float64, error) {
+	store, err := sqlstore.Open(ctx, database, data)
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
+	defer hc.CloseIdleConnections()
+	start := time.Now()
+	failed, firstErr := benchClients(ctx, 64, n, func(int) error {
+		status, answer, err := benchPost(hc, srv.base, key, body)
+		if err == nil && status != http.StatusAccepted {
+			err = fmt.Errorf("status %d: %.200s", status, answer)
+		}
+		return err
+	})
+	if failed > 0 {
+		return 0, fmt.Errorf("preload: %d of %d submits failed; first: %s", failed, n, firstErr)
+	}
+	rate := float64(n) / time.Since(start).Seconds()
+	for {
+		counts, err := store.CountTasks(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if counts[gengate.StatusQueued]+counts[gengate.StatusSubmitting] == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if since := time.Since(start); since >= delay {
+		fmt.Fprintf(stdout, "  warning: the preload took %s, longer than --sandbox-delay %s: early tasks are due again\n", since.Round(time.Second), delay)
+	}
+	return rate, nil
 }
 
 // benchData returns the data directory of the gengate under test: the
@@ -399,7 +457,7 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	serve := []string{"serve", "--addr", "127.0.0.1:0", "--data", data,
-		"--database", database, "--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count+64),
+		"--database", database, "--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count + 64),
 		"--sync-wait", (delay + 10*time.Minute).String()}
 	if profile != "" {
 		serve = append(serve, "--admin-addr", "127.0.0.1:0")

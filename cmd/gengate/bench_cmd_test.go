@@ -7,18 +7,22 @@ import (
 	"testing"
 )
 
-// TestBenchSubmit runs "gengate bench submit" briefly on both databases:
-// both servers answer, every answer is a 202, and a ratio is reported.
+// TestBenchSubmit runs "gengate bench submit" briefly on both databases,
+// with a small --preload: both servers answer, every answer is a 202, and
+// a ratio and the flat cost are reported.
 func TestBenchSubmit(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			_, dbURL, _ := crashSetup(t, dialect, "0", "20s")
 			out, err := exec.Command(binary(t), "bench", "submit", "--clients", "2", "--duration", "300ms",
-				"--database", dbURL, "--data", t.TempDir()).CombinedOutput()
+				"--preload", "40", "--database", dbURL, "--data", t.TempDir()).CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			for _, target := range []string{"gengate #1", "bare"} {
+			if !regexp.MustCompile(`flat cost: \d+\.\d+ of the best round's rate with 40 more tasks`).Match(out) {
+				t.Errorf("no flat cost in\n%s", out)
+			}
+			for _, target := range []string{"gengate #1", `gengate \+40`, "bare"} {
 				m := regexp.MustCompile(`(?m)^` + target + `\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s+(\d+)`).FindSubmatch(out)
 				if m == nil {
 					t.Fatalf("no %q row in\n%s", target, out)
@@ -49,5 +53,36 @@ func TestBenchWaiters(t *testing.T) {
 	}
 	if !regexp.MustCompile(`answered: 20 with 200, 0 otherwise`).Match(out) {
 		t.Errorf("not every call answered 200:\n%s", out)
+	}
+}
+
+// TestBenchE2E runs "gengate bench e2e" with a few tasks on both
+// databases: every task went through the fake fal queue and succeeded,
+// the direct run too, and the ratio is reported.
+func TestBenchE2E(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			_, dbURL, _ := crashSetup(t, dialect, "0", "20s")
+			out, err := exec.Command(binary(t), "bench", "e2e", "--clients", "2", "--tasks", "12",
+				"--database", dbURL, "--data", t.TempDir()).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for target, row := range map[string]string{ // tasks/s, [submitted,] finished, ok, errors
+				"gengate": `(?m)^gengate\s+\d+\s+\S+\s+\S+\s+(\d+)\s+(\d+)`,
+				"direct":  `(?m)^direct\s+\d+\s+\S+\s+(\d+)\s+(\d+)`,
+			} {
+				m := regexp.MustCompile(row).FindSubmatch(out)
+				if m == nil {
+					t.Fatalf("no %q row in\n%s", target, out)
+				}
+				if string(m[1]) != "12" || string(m[2]) != "0" {
+					t.Errorf("%s: %s succeeded, %s errors, want 12 and 0\n%s", target, m[1], m[2], out)
+				}
+			}
+			if !regexp.MustCompile(`ratio gengate/direct: \d+\.\d+`).Match(out) {
+				t.Errorf("no ratio in\n%s", out)
+			}
+		})
 	}
 }

@@ -66,6 +66,7 @@ commands:
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
   bench waiters [--count N]           server memory while N synchronous calls wait
   bench outputs [--size B]            server memory while 4 large outputs stream into storage
+  bench e2e [--tasks N]               end-to-end tasks/s through a fake queued upstream, against the upstream direct
 
 API client commands (--url U --key K, or GENGATE_URL, GENGATE_KEY):
   generate --model M --prompt P [--image FILE|URL] [--option k=v ...] [--out DIR] [--async]
@@ -151,6 +152,8 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return benchWaiters(ctx, rest, getenv, stdout, stderr)
 	case "bench outputs":
 		return benchOutputs(ctx, rest, getenv, stdout, stderr)
+	case "bench e2e":
+		return benchE2E(ctx, rest, getenv, stdout, stderr)
 	case "bench bare":
 		return benchBare(ctx, rest, getenv, stdout, stderr)
 	case "generate ":

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/sqlstore"
+)
+
+// benchE2E is "gengate bench e2e": end-to-end tasks per second through a
+// queued upstream on loopback. The benchmark serves a fake of fal's queue
+// API itself (benchFal) and starts a gengate (child process) whose
+// --config routes every fal model to it. Its clients submit --tasks
+// respond-async generates of flux; gengate's workers submit each to the
+// fake, poll its status, fetch the result, download the output (a small
+// PNG), store it and finish the task. The clock stops when the database
+// counts every task succeeded. Then the same clients run the same
+// protocol directly against the fake (submit, status, result, download),
+// without gengate: the ratio is what the gateway costs per task.
+func benchE2E(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var data, database string
+	var clients, tasks, workers int
+	f := newFlags("bench e2e", getenv, stderr)
+	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
+	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
+	f.IntVar(&clients, "clients", 16, "concurrent clients submitting")
+	f.IntVar(&tasks, "tasks", 2000, "tasks to run through gengate (and directly through the fake)")
+	f.IntVar(&workers, "workers", 4, "--workers of the gengate under test")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if clients < 1 || tasks < 1 {
+		return errors.New("--clients and --tasks must be ≥ 1")
+	}
+	data, cleanup, err := benchData(data)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	fake, err := startBenchFal()
+	if err != nil {
+		return err
+	}
+	defer fake.close()
+	config := filepath.Join(data, "bench-e2e.yaml")
+	if err := os.WriteFile(config, fmt.Appendf(nil, "providers:\n  fal:\n    apiKey: %s\n    baseUrl: %s\n", fake.key, fake.base), 0o600); err != nil {
+		return err
+	}
+	key, err := benchKey(ctx, database, data)
+	if err != nil {
+		return err
+	}
+	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
+		"--database", database, "--config", config, "--workers", strconv.Itoa(workers))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	store, err := sqlstore.Open(ctx, database, data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	db := "SQLite (synchronous=FULL)"
+	if sqlstore.IsPostgres(database) {
+		db = "PostgreSQL"
+	}
+	fmt.Fprintf(stdout, "gengate bench e2e: %d tasks, %d clients, %s, --workers %d, fake fal queue on %s\n",
+		tasks, clients, db, workers, fake.base)
+	// gengate: submit every task, then wait until the database counts
+	// them all succeeded.
+	body := `{"type":"image","modelId":"flux","prompt":"an end-to-end bench"}`
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
+	cpu0 := srv.cpu()
+	start := time.Now()
+	failed, firstErr := benchClients(ctx, clients, tasks, func(int) error {
+		status, answer, err := benchPost(hc, srv.base, key, body)
+		if err == nil && status != http.StatusAccepted {
+			err = fmt.Errorf("status %d: %.200s", status, answer)
+		}
+		return err
+	})
+	submitted := time.Since(start)
+	var succeeded, other int
+	for {
+		counts, err := store.CountTasks(ctx)
+		if err != nil {
+			return err
+		}
+		succeeded, other = counts[gengate.StatusSucceeded], 0
+		for s, n := range counts {
+			if !s.Active() && s != gengate.StatusSucceeded {
+				other += n
+			}
+		}
+		if succeeded+other+failed >= tasks {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	elapsed := time.Since(start)
+	cpu := srv.cpu() - cpu0
+	gate := float64(succeeded) / elapsed.Seconds()
+	fmt.Fprintf(stdout, "%-10s %10s %10s %10s %9s %8s %10s\n", "target", "tasks/s", "submitted", "finished", "ok", "errors", "server CPU")
+	fmt.Fprintf(stdout, "%-10s %10.0f %10s %10s %9d %8d %9.2fc\n", "gengate", gate, submitted.Round(time.Millisecond),
+		elapsed.Round(time.Millisecond), succeeded, failed+other, cpu.Seconds()/elapsed.Seconds())
+	if firstErr != "" {
+		fmt.Fprintf(stdout, "  first error: %s\n", firstErr)
+	}
+	// The same work straight against the fake.
+	start = time.Now()
+	dfailed, dfirst := benchClients(ctx, clients, tasks, func(int) error { return fake.direct(hc) })
+	delapsed := time.Since(start)
+	direct := float64(tasks-dfailed) / delapsed.Seconds()
+	fmt.Fprintf(stdout, "%-10s %10.0f %10s %10s %9d %8d\n", "direct", direct, "", delapsed.Round(time.Millisecond), tasks-dfailed, dfailed)
+	if dfirst != "" {
+		fmt.Fprintf(stdout, "  first error: %s\n", dfirst)
+	}
+	if direct > 0 {
+		fmt.Fprintf(stdout, "ratio gengate/direct: %.3f\n", gate/direct)
+	}
+	return nil
+}
+
+// benchClients runs n calls of do from clients goroutines and returns the
+// number that failed and the first error.
+func benchClients(ctx context.Context, clients, n int, do func(i int) error) (failed int, firstErr string) {
+	var next, nfailed atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := do(i); err != nil {
+					nfailed.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	firstErr, _ = first.Load().(string)
+	return int(nfailed.Load()), firstErr
+}
+
+// benchFal is a fake of fal's queue API for the benchmark, written from
+// fal's documentation like internal/engine/fal/faltest (which is built for
+// tests: it validates every request against the model's schema and needs
+// a testing.TB):
+//
+//   - https://docs.fal.ai/model-endpoints/queue: POST /{endpoint} answers
+//     {request_id, response_url, status_url, cancel_url, status IN_QUEUE};
+//     GET /{owner}/{app}/requests/{id}/status answers 200 COMPLETED (this
+//     fake completes a job on its first status read); GET
+//     /{owner}/{app}/requests/{id} answers the result;
+//   - authentication "Authorization: Key <key>";
+//   - the result of an image model: {"images":[{url, content_type, width,
+//     height}], seed, has_nsfw_concepts, prompt}, the file on the same host.
+type benchFal struct {
+	key, base string
+	srv       *http.Server
+	png       []byte
+	mu        sync.Mutex
+	jobs      map[string]bool // request id → completed
+}
+
+func startBenchFal() (*benchFal, error) {
+	img := image.NewNRGBA(image.Rect(0, 0, 64, 64))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	img.Set(0, 0, color.NRGBA{R: 1, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &benchFal{key: "bench-" + randomHexID(), base: "http://" + ln.Addr().String(), png: buf.Bytes(), jobs: map[string]bool{}}
+	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	go f.srv.Serve(ln)
+	return f, nil
+}
+
+func (f *benchFal) close() { _ = f.srv.Close() }
+
+func randomHexID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (f *benchFal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/files/") {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(f.png)
+		return
+	}
+	if r.Header.Get("Authorization") != "Key "+f.key {
+		benchJSON(w, http.StatusUnauthorized, map[string]any{"detail": "Invalid API key"})
+		return
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch {
+	case r.Method == http.MethodPost:
+		id := randomHexID()
+		f.mu.Lock()
+		f.jobs[id] = false
+		f.mu.Unlock()
+		base := f.base + "/" + parts[0] + "/" + parts[min(1, len(parts)-1)] + "/requests/" + id
+		benchJSON(w, http.StatusOK, map[string]any{"status": "IN_QUEUE", "request_id": id, "response_url": base,
+			"status_url": base + "/status", "cancel_url": base + "/cancel", "queue_position": 0})
+	case r.Method == http.MethodGet && len(parts) == 5 && parts[2] == "requests" && parts[4] == "status":
+		f.mu.Lock()
+		_, ok := f.jobs[parts[3]]
+		if ok {
+			f.jobs[parts[3]] = true
+		}
+		f.mu.Unlock()
+		if !ok {
+			benchJSON(w, http.StatusNotFound, map[string]any{"detail": "Request not found"})
+			return
+		}
+		benchJSON(w, http.StatusOK, map[string]any{"status": "COMPLETED", "response_url": f.base + "/" + strings.Join(parts[:4], "/"), "logs": []any{}})
+	case r.Method == http.MethodGet && len(parts) == 4 && parts[2] == "requests":
+		f.mu.Lock()
+		done, ok := f.jobs[parts[3]]
+		if done {
+			delete(f.jobs, parts[3]) // read once: the fake keeps no history
+		}
+		f.mu.Unlock()
+		switch {
+		case !ok:
+			benchJSON(w, http.StatusNotFound, map[string]any{"detail": "Request not found"})
+		case !done:
+			benchJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request is still in progress"})
+		default:
+			benchJSON(w, http.StatusOK, map[string]any{"images": []any{map[string]any{"url": f.base + "/files/" + parts[3] + ".png",
+				"content_type": "image/png", "width": 64, "height": 64}}, "seed": 42, "has_nsfw_concepts": []bool{false}, "prompt": "bench"})
+		}
+	default:
+		benchJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+	}
+}
+
+// direct runs one job through the fake as a client of fal would: submit,
+// read the status, read the result, download the output.
+func (f *benchFal) direct(hc *http.Client) error {
+	var sub struct {
+		StatusURL   string `json:"status_url"`
+		ResponseURL string `json:"response_url"`
+	}
+	if err := f.call(hc, http.MethodPost, f.base+"/fal-ai/flux/dev", `{"prompt":"a direct bench"}`, &sub); err != nil {
+		return err
+	}
+	var st struct {
+		Status string `json:"status"`
+	}
+	if err := f.call(hc, http.MethodGet, sub.StatusURL, "", &st); err != nil || st.Status != "COMPLETED" {
+		return fmt.Errorf("status %q: %v", st.Status, err)
+	}
+	var res struct {
+		Images []struct {
+			URL string `json:"url"`
+		} `json:"images"`
+	}
+	if err := f.call(hc, http.MethodGet, sub.ResponseURL, "", &res); err != nil || len(res.Images) != 1 {
+		return fmt.Errorf("result: %v", err)
+	}
+	resp, err := hc.Get(res.Images[0].URL)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+func (f *benchFal) call(hc *http.Client, method, url, body string, v any) error {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Key "+f.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %d", method, url, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+func benchJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
