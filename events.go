@@ -11,7 +11,7 @@ import (
 // LISTEN/NOTIFY so that API and worker processes hear each other.
 //
 // Waiting is lean, because a gateway holds thousands of synchronous calls
-// at once (docs/architecture.md, "Waiting requests"): a waiter is a small
+// at once (docs/architecture.md, "Waiting and notification"): a waiter is a small
 // record in one registry keyed by task id, with a one-slot channel the
 // request's own goroutine sleeps on. It has no goroutine, timer or ticker
 // of its own: one shared goroutine, running only while someone waits,

@@ -474,15 +474,19 @@ func (s *Service) outcome(ctx context.Context, t *Task, replayed bool) (*Outcome
 func (s *Service) Wait(ctx context.Context, accountID, id string, d time.Duration) (*Outcome, error) {
 	w := s.Events.Wait(id, time.Now().Add(d))
 	defer s.Events.Done(w)
+	find := func() (o *Outcome, err error) {
+		OnOwnStack(func() { o, err = s.Find(ctx, accountID, id) })
+		return o, err
+	}
 	for {
-		o, err := s.Find(ctx, accountID, id)
+		o, err := find()
 		if err != nil || !o.Task.Status.Active() {
 			return o, err
 		}
 		select {
 		case <-w.C:
 			if w.Expired() {
-				return s.Find(ctx, accountID, id)
+				return find()
 			}
 		case <-ctx.Done():
 			return o, nil

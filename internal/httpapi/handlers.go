@@ -27,7 +27,10 @@ func (a *api) handleGenerate() http.Handler {
 		body := &bodyReader{r: http.MaxBytesReader(w, r.Body, a.cfg.MaxBody)}
 		pref := parsePrefer(r.Header.Values("Prefer"))
 		key := apiKey(r)
-		o, err := a.svc.GenerateFrom(r.Context(), key, body, r.Header.Get("Idempotency-Key"))
+		var o *gengate.Outcome
+		gengate.OnOwnStack(func() { // the connection's goroutine may wait for long: keep its stack small
+			o, err = a.svc.GenerateFrom(r.Context(), key, body, r.Header.Get("Idempotency-Key"))
+		})
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(body.err, &tooBig):
