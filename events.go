@@ -22,19 +22,28 @@ type Events struct {
 	waiting map[string][]*Waiter // by task id
 	times   waiterHeap           // by next wake-up time
 	timing  bool                 // the shared timing goroutine runs
+	rate    int                  // rechecks per second at most (MaxRechecks)
 	sooner  chan struct{}        // tells it that a waiter needs it earlier
 	work    chan struct{}
 }
 
-// MaxRechecks bounds the safety rechecks of all waiters of a process
-// together, per second: with many waiters each is rechecked less often
-// than SafetyRecheck, so that thousands of waiters do not keep the
-// database busy rereading tasks that notifications will announce anyway.
+// MaxRechecks is the default bound on the safety rechecks of all waiters
+// of a process together, per second (serve --wait-rechecks): with many
+// waiters each is rechecked less often than SafetyRecheck, so that
+// thousands of waiters do not keep the database busy rereading tasks that
+// notifications will announce anyway.
 const MaxRechecks = 500
 
 // NewEvents returns an empty Events.
 func NewEvents() *Events {
-	return &Events{waiting: map[string][]*Waiter{}, sooner: make(chan struct{}, 1), work: make(chan struct{}, 1)}
+	return &Events{waiting: map[string][]*Waiter{}, rate: MaxRechecks, sooner: make(chan struct{}, 1), work: make(chan struct{}, 1)}
+}
+
+// SetMaxRechecks sets the bound on safety rechecks per second (≥ 1).
+func (e *Events) SetMaxRechecks(n int) {
+	e.mu.Lock()
+	e.rate = max(n, 1)
+	e.mu.Unlock()
 }
 
 // Waiter is one request waiting for a task. C receives when the task
@@ -104,10 +113,10 @@ func (e *Events) Done(w *Waiter) {
 }
 
 // nextWake is w's next wake-up after now: its next safety recheck, spaced
-// so that all waiters together recheck at most MaxRechecks times a second,
+// so that all waiters together recheck at most e.rate times a second,
 // or its deadline if that comes first.
 func (e *Events) nextWake(now time.Time, w *Waiter) time.Time {
-	every := max(SafetyRecheck, time.Duration(len(e.times)+1)*time.Second/MaxRechecks)
+	every := max(SafetyRecheck, time.Duration(len(e.times)+1)*time.Second/time.Duration(e.rate))
 	if next := now.Add(every); next.Before(w.deadline) {
 		return next
 	}

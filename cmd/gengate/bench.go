@@ -273,13 +273,19 @@ func (c *benchChild) cpu() time.Duration {
 }
 
 // rss returns the child's resident set size in bytes (Linux).
-func (c *benchChild) rss() int64 {
+func (c *benchChild) rss() int64 { return c.status("VmRSS:") }
+
+// peakRSS returns the child's largest resident set size so far (Linux).
+func (c *benchChild) peakRSS() int64 { return c.status("VmHWM:") }
+
+// status reads a size in kB from the child's /proc status.
+func (c *benchChild) status(field string) int64 {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10
 		}
@@ -431,7 +437,7 @@ func benchBare(ctx context.Context, args []string, getenv func(string) string, s
 // then waits for every answer: each must be a 200.
 func benchWaiters(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var data, database, model, profile string
-	var count, dials int
+	var count, dials, workers int
 	var delay time.Duration
 	f := newFlags("bench waiters", getenv, stderr)
 	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
@@ -439,6 +445,7 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	f.StringVar(&model, "model", "flux", "model of the generate requests")
 	f.IntVar(&count, "count", 10000, "synchronous calls held at once (each needs a file descriptor here and in the server)")
 	f.DurationVar(&delay, "sandbox-delay", 20*time.Second, "--sandbox-delay of the gengate under test: how long each call waits")
+	f.IntVar(&workers, "workers", 32, "--workers of the gengate under test: enough that every call is answered before its --sync-wait (delay + 30m)")
 	f.IntVar(&dials, "dials", 256, "connections being opened at once at most (more than the kernel's accept queue and the dials time out)")
 	f.StringVar(&profile, "profile", "", "directory to write the server's heap and goroutine profiles to while every call waits")
 	if err := f.Parse(args); err != nil {
@@ -458,7 +465,7 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	}
 	serve := []string{"serve", "--addr", "127.0.0.1:0", "--data", data,
 		"--database", database, "--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count + 64),
-		"--sync-wait", (delay + 10*time.Minute).String()}
+		"--sync-wait", (delay + 30*time.Minute).String(), "--workers", strconv.Itoa(workers)}
 	if profile != "" {
 		serve = append(serve, "--admin-addr", "127.0.0.1:0")
 	}
@@ -545,7 +552,8 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(stdout, "all waiting after %s: server RSS %d MB (idle %d MB), %.1f KB per waiter\n",
 		waiting.Round(time.Millisecond), held>>20, idle>>20, float64(held-idle)/1024/float64(count))
 	wg.Wait()
-	fmt.Fprintf(stdout, "answered: %d with 200, %d otherwise, after %s\n", ok.Load(), failed.Load(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "answered: %d with 200, %d otherwise, after %s; server peak RSS %d MB\n", ok.Load(), failed.Load(),
+		time.Since(start).Round(time.Millisecond), srv.peakRSS()>>20)
 	if e, _ := firstErr.Load().(string); e != "" {
 		fmt.Fprintf(stdout, "  first error: %s\n", e)
 	}

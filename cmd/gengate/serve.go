@@ -89,6 +89,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	host, _ := os.Hostname()
 	events := gengate.NewEvents()
+	events.SetMaxRechecks(cfg.WaitRechecks)
 	svc := &gengate.Service{
 		Store:               store,
 		Catalog:             catalog,
