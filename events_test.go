@@ -79,3 +79,21 @@ func TestEventsRecheckSpacing(t *testing.T) {
 		}
 	}
 }
+
+// TestOnOwnStack: f runs to its end before OnOwnStack returns, and its
+// panic reaches the caller (where net/http recovers a handler's panic)
+// instead of ending the process.
+func TestOnOwnStack(t *testing.T) {
+	n := 0
+	OnOwnStack(func() { n = 42 })
+	if n != 42 {
+		t.Fatalf("f's result %d not seen by the caller", n)
+	}
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Fatalf("recovered %v, want the panic of f", p)
+		}
+	}()
+	OnOwnStack(func() { panic("boom") })
+	t.Fatal("OnOwnStack returned after f panicked")
+}

@@ -10,12 +10,18 @@ package gengate
 // HTTP handler chain, while the large stacks belong to short-lived
 // goroutines whose memory is reused at once (docs/benchmarks.md, "Synchronous
 // waiters"). The hop costs about a microsecond, against a millisecond of
-// database work.
+// database work. A panic in f is raised again in the caller, where
+// net/http's recovery of a handler's panic applies as before.
 func OnOwnStack(f func()) {
+	var panicked any
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer func() { panicked = recover() }()
 		f()
 	}()
 	<-done
+	if panicked != nil {
+		panic(panicked)
+	}
 }
