@@ -278,21 +278,6 @@ func (c *benchChild) rss() int64 { return c.status("VmRSS:") }
 // peakRSS returns the child's largest resident set size so far (Linux).
 func (c *benchChild) peakRSS() int64 { return c.status("VmHWM:") }
 
-// status reads a size in kB from the child's /proc status.
-func (c *benchChild) status(field string) int64 {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
 type benchResult struct {
 	ok, failed int
 	lat        []time.Duration
