@@ -102,7 +102,7 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 			return err
 		}
 		r := benchRound(ctx, srv, key, body, clients, duration)
-		r.print(stdout, fmt.Sprintf("gengate +%d", preload))
+		r.print(stdout, fmt.Sprintf("+%d tasks", preload))
 		if best > 0 {
 			fmt.Fprintf(stdout, "flat cost: %.2f of the best round's rate with %d more tasks waiting on the upstream (preloaded at %.0f/s)\n",
 				r.rate()/best, preload, rate)

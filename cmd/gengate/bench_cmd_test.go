@@ -22,7 +22,7 @@ func TestBenchSubmit(t *testing.T) {
 			if !regexp.MustCompile(`flat cost: \d+\.\d+ of the best round's rate with 40 more tasks`).Match(out) {
 				t.Errorf("no flat cost in\n%s", out)
 			}
-			for _, target := range []string{"gengate #1", `gengate \+40`, "bare"} {
+			for _, target := range []string{"gengate #1", `\+40 tasks`, "bare"} {
 				m := regexp.MustCompile(`(?m)^` + target + `\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s+(\d+)`).FindSubmatch(out)
 				if m == nil {
 					t.Fatalf("no %q row in\n%s", target, out)
