@@ -307,10 +307,37 @@ type Job struct {
 	CompletedAt      time.Time `json:"completedAt,omitzero"`
 	// Error explains a failed task or one in review (GET answers).
 	Error *JobError `json:"error,omitempty"`
+	// Route is the engine and upstream model working on the task, once
+	// one took it (GET answers).
+	Route *Route `json:"route,omitempty"`
+	// Progress is what the engine last learned of the unfinished work,
+	// when it reported anything (GET answers).
+	Progress *Progress `json:"progress,omitempty"`
 	// RetryAfter is the server's advice on when to ask again.
 	RetryAfter time.Duration `json:"-"`
 	// Raw is the answer's JSON body.
 	Raw json.RawMessage `json:"-"`
+}
+
+// Route is the route member of a task record.
+type Route struct {
+	Engine   string `json:"engine"`
+	Upstream string `json:"upstream,omitempty"`
+}
+
+// Progress is the progress member of a task record: the upstream's queue
+// position, its status word, a percentage where it gives one, and its
+// latest log lines.
+type Progress struct {
+	// QueuePosition is the number of requests ahead upstream; nil when
+	// unknown or no longer queued.
+	QueuePosition *int `json:"queuePosition,omitempty"`
+	// UpstreamStatus is the upstream's own status ("IN_QUEUE").
+	UpstreamStatus string `json:"upstreamStatus,omitempty"`
+	// Percent is 0–100, nil when the upstream gives none.
+	Percent   *float64  `json:"percent,omitempty"`
+	Logs      []string  `json:"logs,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
 // JobError is the error member of a task record.

@@ -10,10 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync"
-	"time"
 
 	gg "github.com/gengate/gengate/client"
 )
@@ -104,13 +101,13 @@ func generateCmd(ctx context.Context, args []string, getenv func(string) string,
 		fmt.Fprintln(stdout, job.ID)
 		return nil
 	}
-	return waitAndPrint(ctx, c, job.ID, out, stdout, stderr)
+	return waitAndPrint(ctx, c, job.ID, out, termWidth(getenv), stdout, stderr)
 }
 
-// waitAndPrint waits for a job with a progress indicator on stderr and
+// waitAndPrint waits for a job with a progress bar on stderr (progressbar.go) and
 // prints its outputs: URLs, or the paths they were downloaded to.
-func waitAndPrint(ctx context.Context, c *gg.Client, id, out string, stdout, stderr io.Writer) error {
-	p := newProgress(stderr, id)
+func waitAndPrint(ctx context.Context, c *gg.Client, id, out string, width int, stdout, stderr io.Writer) error {
+	p := newProgress(stderr, id, width)
 	job, err := c.Wait(ctx, id, p.update)
 	p.stop(job)
 	if err != nil {
@@ -169,7 +166,7 @@ func jobsCmd(ctx context.Context, sub string, args []string, getenv func(string)
 		fmt.Fprintln(stdout, b.String())
 		return nil
 	case "wait":
-		return waitAndPrint(ctx, c, id, out, stdout, stderr)
+		return waitAndPrint(ctx, c, id, out, termWidth(getenv), stdout, stderr)
 	case "cancel":
 		job, err := c.Cancel(ctx, id)
 		if errors.Is(err, gg.ErrCancelUnsupported) {
@@ -182,77 +179,4 @@ func jobsCmd(ctx context.Context, sub string, args []string, getenv func(string)
 		return nil
 	}
 	return fmt.Errorf("unknown jobs command %q: get, wait or cancel", sub)
-}
-
-// progress shows a waiting job on w: a spinner with the status and time
-// spent, redrawn in place, on a terminal; a line per status change
-// otherwise.
-type progress struct {
-	w     io.Writer
-	id    string
-	tty   bool
-	start time.Time
-	mu    sync.Mutex
-	last  string
-	done  chan struct{}
-	wg    sync.WaitGroup
-}
-
-func newProgress(w io.Writer, id string) *progress {
-	p := &progress{w: w, id: id, tty: isTerminal(w), start: time.Now(), done: make(chan struct{})}
-	if p.tty {
-		p.wg.Add(1)
-		go p.spin()
-	}
-	return p
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func (p *progress) spin() {
-	defer p.wg.Done()
-	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-	tick := time.NewTicker(120 * time.Millisecond)
-	defer tick.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-p.done:
-			fmt.Fprint(p.w, "\r\033[K")
-			return
-		case <-tick.C:
-			p.mu.Lock()
-			status := p.last
-			p.mu.Unlock()
-			if status == "" {
-				status = "submitted"
-			}
-			fmt.Fprintf(p.w, "\r\033[K%s job %s %s %s", frames[i%len(frames)], p.id, status, time.Since(p.start).Round(time.Second))
-		}
-	}
-}
-
-func (p *progress) update(j *gg.Job) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if j.Status != p.last && !p.tty {
-		fmt.Fprintf(p.w, "job %s %s\n", p.id, j.Status)
-	}
-	p.last = j.Status
-}
-
-func (p *progress) stop(j *gg.Job) {
-	if p.tty {
-		close(p.done)
-		p.wg.Wait()
-		if j != nil {
-			fmt.Fprintf(p.w, "job %s %s in %s\n", p.id, j.Status, time.Since(p.start).Round(time.Second))
-		}
-	}
 }
