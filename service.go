@@ -60,6 +60,11 @@ type Service struct {
 	// upstreams that take URLs as a presigned URL of the store rather than
 	// as a data: URI (default DefaultInputURLMinBytes; negative: never).
 	InputURLMinBytes int64
+	// InputURLBase (the --public-url) and InputURLKey (a secret every
+	// process of the install shares) make gengate-signed input URLs when
+	// the store cannot presign one (local files); either empty: none.
+	InputURLBase string
+	InputURLKey  []byte
 	// MaxOutputBytes caps one output file (default DefaultMaxOutputBytes);
 	// a stream over it is cut off and the task fails, refunded.
 	MaxOutputBytes int64
@@ -885,7 +890,7 @@ func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 		if err != nil {
 			return j, fmt.Errorf("read input %s: %w", name, err)
 		}
-		j.Inputs[name] = Input{Data: data, ContentType: sniff(data), URL: s.inputURL(ctx, t, key, len(data))}
+		j.Inputs[name] = Input{Data: data, ContentType: sniff(data), URL: s.inputURL(ctx, t, name, key, len(data))}
 	}
 	return j, nil
 }

@@ -116,6 +116,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.Role != "worker" && cfg.KeyCache > 0 { // workers authenticate no one
 		svc.Keys = gengate.NewKeyCache(store, cfg.KeyRefresh, cfg.KeyCache)
 	}
+	if err := inputURLSigning(svc, blobs, cfg, engs.Providers, log); err != nil {
+		return err
+	}
 	if cfg.FreeRateLimit > 0 {
 		svc.FreeLimit = httpapi.NewLimiter(cfg.FreeRateLimit, cfg.FreeRateBurst)
 	}

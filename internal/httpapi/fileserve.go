@@ -59,3 +59,26 @@ func disposition(c *gengate.Creation) string {
 	}
 	return mime.FormatMediaType(kind, map[string]string{"filename": fmt.Sprintf("output-%d.%s", c.Index+1, c.Ext)})
 }
+
+// handleSignedInput serves a task's stored input to the upstream it was
+// sent to by URL: GET and HEAD /files/in/<task>/<name>?exp=…&sig=… (the
+// URL gengate.SignInputURL made; gengate.OpenSignedInput checks it). The
+// input is streamed like an output file, never cached, and kept from
+// acting as a page the same way.
+func (a *api) handleSignedInput() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f, err := a.svc.OpenSignedInput(r.Context(), r.PathValue("task"), r.PathValue("name"), q.Get("exp"), q.Get("sig"))
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		defer f.Close()
+		h := w.Header()
+		h.Set("Cache-Control", "private, no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "sandbox")
+		h.Set("Content-Disposition", "attachment")
+		http.ServeContent(w, r, "", f.ModTime(), f) // the type sniffed from the first bytes
+	})
+}

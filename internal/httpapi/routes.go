@@ -91,6 +91,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /api/v1/openapi.json", a.handleOpenAPI())
 	mux.Handle("GET /docs/api", a.handleAPIDocs())
 	mux.Handle("GET /files/{name}", a.handleFile())
+	mux.Handle("GET /files/in/{task}/{name}", a.handleSignedInput())
 	mux.Handle("GET /healthz", a.handleHealth())
 	mux.Handle("GET /readyz", a.handleReady())
 	if cfg.MetricsToken != "" { // otherwise only on the operator listener (metrics.go)

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gengate/gengate/internal/engine/schematest"
 	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
@@ -62,6 +63,7 @@ type Server struct {
 	lastEndpoint string
 	fileBase     string
 	fileAuth     []string
+	fetched      map[string][]byte
 }
 
 type job struct {
@@ -198,7 +200,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string)
 			return
 		}
 	}
-	if loc, ok := badInput(body); !ok {
+	if loc, ok := s.badInput(body); !ok {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
 			"loc": []any{"body", loc}, "msg": "Failed to load the image. Please ensure the image file is not corrupted and is in a supported format.",
 			"type": "image_load_error", "url": "https://docs.fal.ai/errors#image_load_error"}}})
@@ -237,9 +239,12 @@ func detail(ps []schematest.Problem) []any {
 	return out
 }
 
-// badInput checks every file parameter holds a URL or a data: URI of a
-// readable image or video; it names the first that does not.
-func badInput(body map[string]any) (string, bool) {
+// badInput checks every file parameter holds a data: URI or a URL of a
+// readable image or video; it names the first that does not. Like fal, it
+// fetches a URL given (fal's "image_load_error" when that fails; fal's
+// docs: "File inputs ... accept a URL or a Base64 data URI"), and keeps
+// the bytes for Fetched.
+func (s *Server) badInput(body map[string]any) (string, bool) {
 	for k, v := range body {
 		if !strings.HasSuffix(k, "_url") && !strings.HasSuffix(k, "_urls") && k != "model_image" && k != "garment_image" {
 			continue
@@ -251,6 +256,16 @@ func badInput(body map[string]any) (string, bool) {
 		for _, it := range vals {
 			u, _ := it.(string)
 			if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+				data, err := fetchInput(u)
+				if err != nil || !media(data) {
+					return k, false
+				}
+				s.mu.Lock()
+				if s.fetched == nil {
+					s.fetched = map[string][]byte{}
+				}
+				s.fetched[u] = data
+				s.mu.Unlock()
 				continue
 			}
 			_, b64, found := strings.Cut(u, ";base64,")
@@ -264,6 +279,28 @@ func badInput(body map[string]any) (string, bool) {
 		}
 	}
 	return "", true
+}
+
+// fetchInput GETs an input URL as fal's workers do (at most 256 MiB here).
+func fetchInput(u string) ([]byte, error) {
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+}
+
+// Fetched returns the bytes the fake fetched from an input URL, nil for a
+// URL it never fetched.
+func (s *Server) Fetched(u string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetched[u]
 }
 
 func media(b []byte) bool {
