@@ -33,6 +33,12 @@ func TestSignedInputURL(t *testing.T) {
 	if !bytes.Equal(r.Body, pic) || r.Header.Get("Content-Type") != "image/png" || r.Header.Get("Cache-Control") != "private, no-store" {
 		t.Fatalf("the input answered %d bytes of %s (%s), want the %d stored", len(r.Body), r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"), len(pic))
 	}
+	r = s.do(call{Method: "GET", Path: path(good), Header: map[string]string{"Range": "bytes=0-3"}})
+	if r.Status != http.StatusPartialContent || !bytes.Equal(r.Body, pic[:4]) {
+		t.Fatalf("a range of the input: %d %q, want 206 with its first 4 bytes", r.Status, r.Body)
+	}
+	r = s.do(call{Method: "GET", Path: path(good), Header: map[string]string{"Range": "bytes=100000-"}})
+	wantStatus(t, r, http.StatusRequestedRangeNotSatisfiable)
 	tampered := []byte(good)
 	tampered[len(tampered)-1] ^= 1
 	for _, c := range []struct {

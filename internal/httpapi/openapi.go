@@ -377,13 +377,13 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"416": obj{"description": "the range is outside the file"},
 			"404": problem("NOT_FOUND"),
 		}), pathParam("name"))},
-		"/files/in/{task}/{name}": obj{"get": op("A task's stored input, for the upstream it is sent to by URL (exp and sig are the credential)", false, withStore(obj{
+		"/files/in/{task}/{name}": obj{"get": op("A task's stored input, for the upstream it is sent to by URL (exp and sig are the credential)", false, obj{
 			"200": obj{"description": "the input", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 			"206": obj{"description": "a range of the input", "content": obj{"*/*": obj{"schema": obj{"type": "string", "format": "binary"}}}},
 			"416": obj{"description": "the range is outside the input"},
 			"403": problem("FORBIDDEN: the signature does not match or the URL expired"),
 			"404": problem("NOT_FOUND: the input is deleted (its task finished) or this server signs no input URLs"),
-		}), obj{"parameters": []obj{
+		}, obj{"parameters": []obj{
 			{"name": "task", "in": "path", "required": true, "schema": str()},
 			{"name": "name", "in": "path", "required": true, "schema": str()},
 			{"name": "exp", "in": "query", "required": true, "schema": str()},
