@@ -208,12 +208,18 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 	if err := s.paceFree(key, cost); err != nil {
 		return nil, err
 	}
-	acct, err := s.Store.FindAccount(ctx, key.AccountID)
-	if err != nil {
-		return nil, err
-	}
-	if acct.Balance < cost { // checked again, atomically, when the task is created
-		return nil, InsufficientCredits(acct.Balance, cost)
+	if len(req.InputURLs) > 0 {
+		// Refused before its inputs are fetched when the balance cannot
+		// pay. Without inputs the read would be wasted: the task's
+		// creation debits only a balance that covers the cost, and
+		// answers the same refusal.
+		acct, err := s.Store.FindAccount(ctx, key.AccountID)
+		if err != nil {
+			return nil, err
+		}
+		if acct.Balance < cost {
+			return nil, InsufficientCredits(acct.Balance, cost)
+		}
 	}
 
 	now := s.now()

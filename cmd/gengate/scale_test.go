@@ -223,8 +223,8 @@ type scaleTask struct {
 }
 
 type scaleStats struct {
-	requests, connErrors, inUse, immediateRetries, replays, mismatches atomic.Int64
-	status                                                             [600]atomic.Int64
+	requests, connErrors, inUse, overloaded, immediateRetries, replays, mismatches atomic.Int64
+	status                                                                         [600]atomic.Int64
 }
 
 // TestScaleOutChaos runs 2 API and 3 worker processes on one PostgreSQL
@@ -261,7 +261,11 @@ func TestScaleOutChaos(t *testing.T) {
 	host, _ := os.Hostname()
 	c := &scaleCluster{t: t, env: env, dbURL: dbURL, host: host, caught: map[string]bool{},
 		args: []string{"--database", dbURL, "--storage", s3.Spec(bucket), "--config", cfg,
-			"--task-lease", "2s", "--sync-wait", "5s", "--workers", "4"}}
+			"--task-lease", "2s", "--sync-wait", "5s", "--workers", "4",
+			// 5 processes × (4 + LISTEN + the purge's lock) = 30
+			// PostgreSQL connections at most, beside the server's other
+			// clients (a test may use 50: docs/operations.md).
+			"--db-conns", "4"}}
 
 	first, err := c.start("api")
 	if err != nil {
@@ -374,6 +378,13 @@ func TestScaleOutChaos(t *testing.T) {
 			case r.status == http.StatusConflict && code == gengate.EKeyInUse:
 				stats.inUse.Add(1)
 				time.Sleep(20 * time.Millisecond)
+				continue
+			case r.status == http.StatusServiceUnavailable && code == gengate.EOverloaded:
+				// No database connection came free within --db-wait:
+				// nothing was written; retry the same key, as a client
+				// told Retry-After would (sooner, to keep the test short).
+				stats.overloaded.Add(1)
+				time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
 				continue
 			}
 			return "", fmt.Errorf("status %d: %s", r.status, r.body)
@@ -818,8 +829,8 @@ func TestScaleOutChaos(t *testing.T) {
 	}
 	t.Logf("load: %d logical tasks (%d sync, %d async) from %d clients over 2 API processes in %s (%.0f tasks/s accepted)",
 		len(tasks), (len(tasks)+2)/3, len(tasks)-(len(tasks)+2)/3, nClients, loadTime.Round(time.Millisecond), float64(len(tasks))/loadTime.Seconds())
-	t.Logf("requests: %d POSTs (%d immediate same-key retries, %d answers replayed an existing task, %d connection failures retried on the other API process, %d IDEMPOTENCY_KEY_IN_USE); statuses %s",
-		stats.requests.Load(), stats.immediateRetries.Load(), stats.replays.Load(), stats.connErrors.Load(), stats.inUse.Load(), strings.Join(statusLine, " "))
+	t.Logf("requests: %d POSTs (%d immediate same-key retries, %d answers replayed an existing task, %d connection failures retried on the other API process, %d IDEMPOTENCY_KEY_IN_USE, %d OVERLOADED retried); statuses %s",
+		stats.requests.Load(), stats.immediateRetries.Load(), stats.replays.Load(), stats.connErrors.Load(), stats.inUse.Load(), stats.overloaded.Load(), strings.Join(statusLine, " "))
 	t.Logf("kills: %d (api %d, worker %d); %d tasks caught mid-step by a worker kill, %d of them succeeded",
 		apiKills+workerKills, apiKills, workerKills, caught, len(caughtDone))
 	t.Logf("tasks: %d rows: %d succeeded, %d failed (refunded), %d needs_review (%.2f%%, submission outcome unknown, credits held); fal submissions %d",

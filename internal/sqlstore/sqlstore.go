@@ -41,6 +41,7 @@ type DB struct {
 	w        *groupWriter // SQLite: the one writer, which commits writes in batches (groupcommit.go)
 	postgres bool
 	url      string
+	connWait time.Duration // PostgreSQL: longest a request waits for a connection (connbudget.go)
 }
 
 var _ gengate.Store = (*DB)(nil)
@@ -53,11 +54,11 @@ func IsPostgres(url string) bool {
 // Open opens the database and brings its schema up to date. url is a
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
-	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch}
+	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &DB{postgres: IsPostgres(url), url: url}
+	s := &DB{postgres: IsPostgres(url), url: url, connWait: o.connWait}
 	var err error
 	dbFile := "" // the SQLite file in dataDir, whose modes Open sets
 	if s.postgres {
@@ -154,7 +155,10 @@ func (s *DB) migrate(ctx context.Context) error {
 // one more while it runs a cluster-wide job (Exclusive).
 const DefaultPostgresConns = 10
 
-type options struct{ postgresConns, sqliteBatch int }
+type options struct {
+	postgresConns, sqliteBatch int
+	connWait                   time.Duration // connbudget.go
+}
 
 // Option changes how Open opens the database.
 type Option func(*options)

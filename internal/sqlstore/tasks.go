@@ -155,6 +155,9 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		if err == nil {
 			return gengate.CreateResult{Task: t, Balance: balance}, nil
 		}
+		if tooManyClients(err) { // refused at connect: nothing was sent
+			return res, overloaded()
+		}
 		if !isNotPlain(err) && !isUnique(err) {
 			return res, err
 		}

@@ -1,0 +1,49 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/sqlstore"
+	"github.com/gengate/gengate/internal/sqlstore/sqltest"
+)
+
+// TestExhaustedPoolRefused: on PostgreSQL with a pool of one connection
+// (--db-conns 1), held by someone else for longer than --db-wait, a
+// generate is refused with 503 OVERLOADED and Retry-After, and nothing is
+// written or charged; once the connection is free again, the same request
+// is accepted. No 500 either way.
+func TestExhaustedPoolRefused(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, sqltest.URL(t, "postgres"), t.TempDir(),
+		sqlstore.WithPostgresConns(1), sqlstore.WithConnWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := newStack(t, stackOpts{dialect: "postgres", db: db, noWorkers: true})
+	acct, key := s.account(100)
+	body := flux("pool")
+
+	held, err := db.SQL().Conn(ctx) // the pool's one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.generate(key, body, map[string]string{"Prefer": "respond-async", "Idempotency-Key": "pool-1"})
+	wantProblem(t, r, http.StatusServiceUnavailable, gengate.EOverloaded)
+	if r.Header.Get("Retry-After") == "" {
+		t.Errorf("503 without Retry-After")
+	}
+	held.Close()
+
+	if n, b := s.taskCount(), s.balance(acct); n != 0 || b != 100 {
+		t.Fatalf("after the refusal: %d tasks, balance %d; want 0 and 100", n, b)
+	}
+	wantAccepted(t, s.generate(key, body, map[string]string{"Prefer": "respond-async", "Idempotency-Key": "pool-1"}))
+	if n := s.taskCount(); n != 1 {
+		t.Fatalf("%d tasks after the accepted retry; want 1", n)
+	}
+}
