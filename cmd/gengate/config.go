@@ -50,7 +50,7 @@ type Config struct {
 	RateBurst          int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
-	// DBWait is how long an API request waits for a free PostgreSQL
+	// DBWait is how long a generate request waits for a free PostgreSQL
 	// connection before it is refused with 503 OVERLOADED, nothing written.
 	DBWait time.Duration
 	// SQLiteBatch is the most writes the SQLite writer commits together.
@@ -287,7 +287,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
-		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest an API request waits for a free PostgreSQL connection before 503 OVERLOADED, nothing written"),
+		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a generate request waits for a free PostgreSQL connection before 503 OVERLOADED, nothing written"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
 		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),

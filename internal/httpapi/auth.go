@@ -97,16 +97,9 @@ func validCSRF(got, want string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// auth requires an API key or a session (see authenticate). First, a
-// store whose connections have all been taken for longer than its bound
-// (--db-wait) refuses the request with 503 OVERLOADED and Retry-After,
-// before anything is read or written (sqlstore/connbudget.go).
+// auth requires an API key or a session (see authenticate).
 func (a *api) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := a.svc.Store.AwaitConn(r.Context()); err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
 		p, err := a.authenticate(r)
 		if err != nil {
 			if gengate.ErrorCode(err) == gengate.EUnauthorized {

@@ -150,11 +150,6 @@ func op(summary string, auth bool, responses obj, extra ...obj) obj {
 		if _, ok := responses["500"]; !ok {
 			responses["500"] = problem("INTERNAL: the database or the file store failed")
 		}
-		if _, ok := responses["503"]; !ok {
-			// The connection budget (auth, sqlstore/connbudget.go) answers
-			// it on every authenticated operation.
-			responses["503"] = response("OVERLOADED: no database connection came free within --db-wait (or, on some operations, this process's decoding or CPU work is all taken); nothing was written or charged", ref("Problem"), "Retry-After")
-		}
 		// OpenAPI() adds 403 CSRF_TOKEN_INVALID to the methods other than
 		// GET (withCSRF).
 	} else {
@@ -368,7 +363,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"201": response("the file's URL, usable as any input", ref("Upload"), "Location"),
 			"400": problem("INPUT_UNDECODABLE or a missing file part"), "413": problem("INPUT_TOO_LARGE"),
 			"415": problem("INPUT_UNSUPPORTED_TYPE"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After"),
-			"503": response("OVERLOADED: this process's input decoding is all taken, or no database connection came free within --db-wait; nothing was stored", ref("Problem"), "Retry-After"),
+			"503": response("OVERLOADED: this process's input decoding is all taken; nothing was stored", ref("Problem"), "Retry-After"),
 		}, obj{"requestBody": obj{"required": true, "content": obj{
 			"application/octet-stream": obj{"schema": obj{"type": "string", "format": "binary"}},
 			"image/*":                  obj{"schema": obj{"type": "string", "format": "binary"}},
