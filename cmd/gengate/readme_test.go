@@ -64,7 +64,8 @@ func readmeWalkthrough(t *testing.T) []readmeCall {
 // TestReadmeWalkthrough runs every curl command of the README's walk-through
 // with bash and curl against a running server, and checks each answer the
 // README shows: the status, every member it names and every number it
-// quotes. https://example.com/photo.jpg is served by a loopback server (the
+// quotes. <jobId> and <outputUrl> stand for the latest task id and first
+// image url answered before. https://example.com/photo.jpg is served by a loopback server (the
 // test runs with --allow-private-inputs for it).
 func TestReadmeWalkthrough(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "od"} {
@@ -91,10 +92,16 @@ func TestReadmeWalkthrough(t *testing.T) {
 	host := strings.TrimPrefix(s.base, "http://")
 	numbers := regexp.MustCompile(`"(\w+)":(\d+)`)
 	members := regexp.MustCompile(`"(\w+)":`)
-	jobID := ""
+	jobID, outputURL := "", "" // the latest answered, for <jobId> and <outputUrl>
 	for i, c := range readmeWalkthrough(t) {
 		cmd := strings.ReplaceAll(c.command, "localhost:8080", host)
 		cmd = strings.ReplaceAll(cmd, "https://example.com/photo.jpg", photo.URL+"/photo.jpg")
+		if strings.Contains(cmd, "<outputUrl>") {
+			if outputURL == "" {
+				t.Fatalf("command %d needs an output url and no image was answered before it", i)
+			}
+			cmd = strings.ReplaceAll(cmd, "<outputUrl>", outputURL)
+		}
 		if strings.Contains(cmd, "<jobId>") {
 			if jobID == "" {
 				t.Fatalf("command %d needs a jobId and none was answered before it", i)
@@ -124,6 +131,9 @@ func TestReadmeWalkthrough(t *testing.T) {
 		}
 		if id, ok := answer["jobId"].(string); ok {
 			jobID = id
+		}
+		if images, _ := answer["images"].([]any); len(images) > 0 {
+			outputURL, _ = images[0].(string)
 		}
 		if c.status == 0 {
 			if status >= 300 {
