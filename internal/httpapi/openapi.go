@@ -425,7 +425,10 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/docs/api": obj{"get": op("This document as an HTML reference page", false, obj{"200": obj{"description": "HTML",
 			"content": obj{"text/html": obj{"schema": str()}}}})},
 		"/healthz": obj{"get": op("The process runs", false, obj{"200": response("ok", object(obj{"status": str()}, "status"))})},
-		"/readyz": obj{"get": op("The database answers", false, obj{"200": response("ready", object(obj{"status": str()}, "status")),
+		"/readyz": obj{"get": op("The database answers", false, obj{"200": response("ready", object(obj{"status": str(),
+			"providers": obj{"type": "object", "description": "each configured upstream provider's check at start (docs/api.md)",
+				"additionalProperties": object(obj{"status": obj{"type": "string", "enum": []string{"checking", "ok", "key_refused", "unreachable", "error", "unchecked"}},
+					"detail": str(), "checkedAt": str()}, "status")}}, "status")),
 			"503": response("unavailable", object(obj{"status": str()}, "status"))})},
 		"/metrics": obj{"get": op("Prometheus metrics: on the operator listener, or here with --metrics-token as a Bearer token", false, obj{
 			"200": obj{"description": "Prometheus text", "content": obj{"text/plain": obj{"schema": str()}}},
