@@ -363,8 +363,11 @@ func goBlockCompiles(wrapper string) func(t *testing.T, s *stack, key string, b 
 		}
 		src := "package docexample\n" + fmt.Sprintf(wrapper, body.String())
 		// Inside the module (testdata: outside ./... patterns), removed after.
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
+		if _, err := os.Stat("testdata"); os.IsNotExist(err) {
+			if err := os.Mkdir("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Remove("testdata") })
 		}
 		dir, err := os.MkdirTemp("testdata", "docexample")
 		if err != nil {
