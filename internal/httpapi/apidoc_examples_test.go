@@ -251,8 +251,9 @@ func checkDocAuthHeaders(t *testing.T, s *stack, key string, b docBlock) {
 	}
 }
 
-// checkDocWebhookPayload: the event payload, its data being the task
-// record example, is an event type, an RFC 3339 time and a task record.
+// checkDocWebhookPayload: the event payload, with the task record example
+// for its data, has an event type, an RFC 3339 time and a task record, and
+// nothing else.
 func checkDocWebhookPayload(t *testing.T, s *stack, key string, b docBlock) {
 	const placeholder = "{ ...the task record of GET /api/generation/jobs/{jobId}... }"
 	if !strings.Contains(b.text, placeholder) {
@@ -263,7 +264,15 @@ func checkDocWebhookPayload(t *testing.T, s *stack, key string, b docBlock) {
 		Timestamp string          `json:"timestamp"`
 		Data      json.RawMessage `json:"data"`
 	}
-	dec := json.NewDecoder(strings.NewReader(strings.Replace(b.text, placeholder, `{}`, 1)))
+	// data is the task record: the example of GET /api/generation/jobs/{jobId}.
+	var record string
+	for _, o := range apiDocBlocks(readAPIDoc(t)) {
+		if o.heading == "GET /api/generation/jobs/{jobId}" && o.lang == "json" {
+			record = o.text
+			break
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(strings.Replace(b.text, placeholder, record, 1)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&payload); err != nil {
 		t.Fatalf("docs/api.md:%d: %v\n%s", b.line, err, b.text)
@@ -273,6 +282,9 @@ func checkDocWebhookPayload(t *testing.T, s *stack, key string, b docBlock) {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, payload.Timestamp); err != nil {
 		t.Errorf("docs/api.md:%d: timestamp: %v", b.line, err)
+	}
+	if msg := validateDocBody("GET", "/api/generation/jobs/0b6f", 200, payload.Data); msg != "" {
+		t.Errorf("docs/api.md:%d: data is not a task record: %s", b.line, msg)
 	}
 }
 

@@ -338,7 +338,12 @@ func OpenAPI(c *gengate.Catalog) obj {
 		return obj{"200": response(desc, ref("Page")), "400": problem("INVALID_REQUEST naming the bad parameter")}
 	}
 	okObj := func(desc string) obj { return response(desc, anyObj) }
-	session := object(obj{"member": anyObj, "accountId": str(), "accountName": str(), "operator": obj{"type": "boolean"}, "csrfToken": str()})
+	schemas["Account"] = object(obj{"id": str(), "name": str(), "remainingCredits": integer(), "createdAt": str(),
+		"members": arr(object(obj{"id": str(), "email": str(), "role": str(), "createdAt": str()}, "id", "email", "role", "createdAt"))},
+		"id", "name", "remainingCredits", "createdAt", "members")
+	schemas["LedgerPage"] = object(obj{"data": arr(object(obj{"id": str(), "kind": str(), "amount": integer(), "balanceAfter": integer(),
+		"taskId": str(), "note": str(), "createdAt": str()}, "id", "kind", "amount", "balanceAfter", "createdAt")), "nextCursor": str()}, "data")
+	session := object(obj{"member": object(obj{"id": str(), "email": str(), "role": str()}, "id", "email", "role"), "accountId": str(), "accountName": str(), "operator": obj{"type": "boolean"}, "csrfToken": str()})
 
 	paths := obj{
 		"/api/v1/generate": obj{"post": op("Create a generation task and wait for its result (Prefer: respond-async or wait=N)", true, gen,
@@ -441,8 +446,9 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/v1/auth/signout": obj{"post": op("Sign out", false, withStore(obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID")}))},
 		"/api/v1/auth/session": obj{"get": op("The current session", false, withStore(obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")}))},
 		"/api/v1/auth/config":  obj{"get": op("Sign-up configuration", false, obj{"200": response("config", object(obj{"openSignup": obj{"type": "boolean"}}, "openSignup"))})},
-		"/api/v1/account":      obj{"get": op("The caller's account", true, obj{"200": okObj("the account")})},
-		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true, page("a page of ledger entries"),
+		"/api/v1/account":      obj{"get": op("The caller's account", true, obj{"200": response("the account", ref("Account"))})},
+		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true,
+			obj{"200": response("a page of ledger entries", ref("LedgerPage")), "400": problem("INVALID_REQUEST naming the bad parameter")},
 			queryParams("limit", "cursor"))},
 		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", ref("Page")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
 		"/api/v1/keys": obj{
