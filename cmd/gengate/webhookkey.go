@@ -5,13 +5,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/keyfile"
 )
 
 // webhookKeyFile is the file in --data holding the server key that seals
@@ -37,35 +36,23 @@ func webhookBox(cfg *Config) (*gengate.SecretBox, error) {
 	return gengate.NewSecretBox(key)
 }
 
-// readOrMakeKey reads the key file (making it 0600), or makes it when it
-// does not exist;
-// of processes starting together, the first to link its file wins and
-// the others read it.
+// readOrMakeKey reads the key file, or makes it (32 random bytes, base64)
+// when it does not exist (keyfile.ReadOrCreate: processes starting
+// together agree on one); the file is made 0600 on every start, as the
+// database's files are.
 func readOrMakeKey(path string) ([]byte, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		// The operator's alone, as the database (0600 on every start).
-		if err := os.Chmod(path, 0o600); err != nil {
+	b, err := keyfile.ReadOrCreate(path, func() ([]byte, error) {
+		raw := make([]byte, 32)
+		if _, err := rand.Read(raw); err != nil {
 			return nil, err
 		}
-		return []byte(strings.TrimSpace(string(b))), nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		return []byte(base64.StdEncoding.EncodeToString(raw) + "\n"), nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.Chmod(path, 0o600); err != nil {
 		return nil, err
 	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, err
-	}
-	tmp := fmt.Sprintf("%s.%d.%d.tmp", path, os.Getpid(), time.Now().UnixNano())
-	if err := os.WriteFile(tmp, []byte(base64.StdEncoding.EncodeToString(raw)+"\n"), 0o600); err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	b, err := os.ReadFile(path)
-	return []byte(strings.TrimSpace(string(b))), err
+	return []byte(strings.TrimSpace(string(b))), nil
 }
