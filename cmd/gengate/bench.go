@@ -57,8 +57,7 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
-		"--database", database, "--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers))
+	srv, err := startBenchServer(ctx, data, database, "--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers))
 	if err != nil {
 		return err
 	}
@@ -83,10 +82,7 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	}
 	defer bare.stop()
 
-	db := "SQLite (synchronous=FULL)"
-	if sqlstore.IsPostgres(database) {
-		db = "PostgreSQL"
-	}
+	db := benchDatabase(database)
 	fmt.Fprintf(stdout, "gengate bench submit: %d clients, %s per round, %s, model %s, --sandbox-delay %s, --workers %d\n",
 		clients, duration, db, model, delay, workers)
 	fmt.Fprintf(stdout, "%-12s %10s %10s %10s %9s %8s %10s\n", "target", "submits/s", "p50", "p99", "ok", "errors", "server CPU")
@@ -182,6 +178,22 @@ func benchKey(ctx context.Context, database, data string) (string, error) {
 	defer store.Close()
 	secret, _, err := createKey(ctx, store, "bench", 1_000_000_000)
 	return secret, err
+}
+
+// startBenchServer starts the gengate under test: gengate serve on a
+// loopback port of its own, on data and database (empty: SQLite in data),
+// with the bench's flags; its log is data/serve.log.
+func startBenchServer(ctx context.Context, data, database string, flags ...string) (*benchChild, error) {
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--database", database}, flags...)
+	return startBenchChild(ctx, filepath.Join(data, "serve.log"), args...)
+}
+
+// benchDatabase names the database of a run in a bench's heading.
+func benchDatabase(database string) string {
+	if sqlstore.IsPostgres(database) {
+		return "PostgreSQL"
+	}
+	return "SQLite (synchronous=FULL)"
 }
 
 // benchChild is a server started by the benchmark.
@@ -448,13 +460,12 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
-	serve := []string{"serve", "--addr", "127.0.0.1:0", "--data", data,
-		"--database", database, "--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count + 64),
+	serve := []string{"--sandbox-delay", delay.String(), "--max-conns", strconv.Itoa(count + 64),
 		"--sync-wait", (delay + 30*time.Minute).String(), "--workers", strconv.Itoa(workers)}
 	if profile != "" {
 		serve = append(serve, "--admin-addr", "127.0.0.1:0")
 	}
-	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), serve...)
+	srv, err := startBenchServer(ctx, data, database, serve...)
 	if err != nil {
 		return err
 	}

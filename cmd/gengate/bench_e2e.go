@@ -69,8 +69,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
-		"--database", database, "--config", config, "--workers", strconv.Itoa(workers))
+	srv, err := startBenchServer(ctx, data, database, "--config", config, "--workers", strconv.Itoa(workers))
 	if err != nil {
 		return err
 	}
@@ -81,10 +80,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer store.Close()
 
-	db := "SQLite (synchronous=FULL)"
-	if sqlstore.IsPostgres(database) {
-		db = "PostgreSQL"
-	}
+	db := benchDatabase(database)
 	fmt.Fprintf(stdout, "gengate bench e2e: %d tasks, %d clients, %s, --workers %d, fake fal queue on %s\n",
 		tasks, clients, db, workers, fake.base)
 	// gengate: submit every task, then wait until the database counts

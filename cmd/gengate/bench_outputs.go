@@ -60,8 +60,7 @@ func benchOutputs(ctx context.Context, args []string, getenv func(string) string
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	srv, err := startBenchChild(ctx, filepath.Join(data, "serve.log"), "serve", "--addr", "127.0.0.1:0", "--data", data,
-		"--storage", storage, "--config", cfgPath, "--workers", strconv.Itoa(count),
+	srv, err := startBenchServer(ctx, data, "", "--storage", storage, "--config", cfgPath, "--workers", strconv.Itoa(count),
 		"--max-output-bytes", strconv.Itoa(2*size))
 	if err != nil {
 		return err
