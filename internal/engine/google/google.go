@@ -333,30 +333,40 @@ func (e *Engine) finish(ctx context.Context, op operation) (gengate.Progress, er
 		return gengate.Progress{}, e.opFailure(*op.Error)
 	}
 	res := op.Response.GenerateVideoResponse
-	var outs []gengate.Output
-	for _, s := range res.GeneratedSamples {
-		v := s.Video
-		var o gengate.Output
-		var err error
+	return e.videos(op.Name, len(res.GeneratedSamples), func(i int) (gengate.Output, bool, error) {
+		v := res.GeneratedSamples[i].Video
 		switch {
 		case v.URI != "":
-			o, err = e.client.Download(ctx, v.URI, "video")
-			err = e.gone(err)
+			o, err := e.client.Download(ctx, v.URI, "video")
+			return o, true, e.gone(err)
 		case v.EncodedVideo != "" || v.Bytes != "":
-			o, err = upstream.Base64Output(v.EncodedVideo+v.Bytes, "video")
-		default:
-			continue
+			o, err := upstream.Base64Output(v.EncodedVideo+v.Bytes, "video")
+			return o, true, err
 		}
+		return gengate.Output{}, false, nil
+	}, res.RaiMediaFilteredCount, res.RaiMediaFilteredReasons)
+}
+
+// videos reads the n videos of the done operation name, on the Gemini API
+// or Vertex AI: read gives sample i's output, or false when it holds
+// none. On an error the outputs already opened are closed; with no video
+// at all, the answer is noVideo's (filtered, or none).
+func (e *Engine) videos(name string, n int, read func(i int) (gengate.Output, bool, error), filtered int, reasons []string) (gengate.Progress, error) {
+	var outs []gengate.Output
+	for i := range n {
+		o, ok, err := read(i)
 		if err != nil {
 			gengate.CloseOutputs(outs)
 			return gengate.Progress{}, err
 		}
-		outs = append(outs, o)
+		if ok {
+			outs = append(outs, o)
+		}
 	}
 	if len(outs) > 0 {
-		return gengate.Progress{UpstreamID: op.Name, Outputs: outs}, nil
+		return gengate.Progress{UpstreamID: name, Outputs: outs}, nil
 	}
-	return gengate.Progress{}, e.noVideo(res.RaiMediaFilteredCount, res.RaiMediaFilteredReasons)
+	return gengate.Progress{}, e.noVideo(filtered, reasons)
 }
 
 // opFailure is the failure of an operation done with an error: a safety

@@ -272,28 +272,18 @@ func (v *Vertex) finish(ctx context.Context, op vertexOperation) (gengate.Progre
 		return gengate.Progress{}, v.core.opFailure(*op.Error)
 	}
 	res := op.Response
-	var outs []gengate.Output
-	for _, s := range res.Videos {
-		var o gengate.Output
-		var err error
+	return v.core.videos(op.Name, len(res.Videos), func(i int) (gengate.Output, bool, error) {
+		s := res.Videos[i]
 		switch {
 		case s.Bytes != "":
-			o, err = upstream.Base64Output(s.Bytes, "video")
+			o, err := upstream.Base64Output(s.Bytes, "video")
+			return o, true, err
 		case s.GCSURI != "":
-			o, err = v.download(ctx, s.GCSURI)
-		default:
-			continue
+			o, err := v.download(ctx, s.GCSURI)
+			return o, true, err
 		}
-		if err != nil {
-			gengate.CloseOutputs(outs)
-			return gengate.Progress{}, err
-		}
-		outs = append(outs, o)
-	}
-	if len(outs) > 0 {
-		return gengate.Progress{UpstreamID: op.Name, Outputs: outs}, nil
-	}
-	return gengate.Progress{}, v.core.noVideo(res.RaiMediaFilteredCount, res.RaiMediaFilteredReasons)
+		return gengate.Output{}, false, nil
+	}, res.RaiMediaFilteredCount, res.RaiMediaFilteredReasons)
 }
 
 // download reads a video Vertex AI wrote to Cloud Storage (a route's
