@@ -228,3 +228,47 @@ func vmHWM(t *testing.T) int64 {
 	t.Fatal("no VmHWM in /proc/self/status")
 	return 0
 }
+
+// TestSlowOutputPastDownloadTimeoutFails: an upstream that sends the
+// start of an output and then nothing more is cut off once the client's
+// download timeout (--output-download-timeout) passes: the task fails
+// with UPSTREAM_ERROR, refunded, and nothing is left in storage. The fake
+// holds the file until the client goes away, so only the timeout ends it.
+func TestSlowOutputPastDownloadTimeoutFails(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(append(pngSignature, make([]byte, 600)...))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes while the client waits
+	}))
+	t.Cleanup(srv.Close)
+	c := upclient.NewClient("fake", upclient.Config{BaseURL: srv.URL, DownloadTimeout: 50 * time.Millisecond}, srv.URL, "", "", nil)
+	d := newDomain(t, "sqlite", &upstream{
+		submit: func(job gengate.Job) (gengate.Progress, error) {
+			return gengate.Progress{UpstreamID: "up-1", RetryAfter: time.Second}, nil
+		},
+		check: func(job gengate.Job, id string) (gengate.Progress, error) {
+			o, err := c.Download(context.Background(), "/out.png", "image")
+			if err != nil {
+				return gengate.Progress{}, err
+			}
+			return gengate.Progress{UpstreamID: id, Outputs: []gengate.Output{o}}, nil
+		},
+	})
+	task := d.generate("a slow file", "")
+	d.runNext() // submit
+	d.clock.Add(time.Minute)
+	d.runNext() // check: the download starts, then times out
+	got := d.wantState(task.ID, gengate.StatusFailed, "", 100, 1)
+	if got.ErrorCode != gengate.CodeUpstream || !strings.Contains(got.ErrorMessage, "--output-download-timeout") {
+		t.Errorf("failure %s %q, want UPSTREAM_ERROR naming the download timeout", got.ErrorCode, got.ErrorMessage)
+	}
+	if files := storedFiles(t, d.files); len(files) != 0 {
+		t.Errorf("storage holds %v after the timed-out output, want nothing", files)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("the output was requested %d times, want once", n)
+	}
+}

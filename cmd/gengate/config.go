@@ -11,6 +11,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/builtin"
+	"github.com/gengate/gengate/internal/engine/upstream"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/webhook"
@@ -69,6 +70,9 @@ type Config struct {
 	MaxDecodeMemory int64
 	// MaxOutputBytes caps one output file (gengate.Service.MaxOutputBytes).
 	MaxOutputBytes int64
+	// OutputDownloadTimeout bounds one whole output download from a
+	// provider into storage (upstream.Config.DownloadTimeout).
+	OutputDownloadTimeout time.Duration
 	// InputURLMinBytes is gengate.Service.InputURLMinBytes.
 	InputURLMinBytes int64
 	// MaxCPUJobs caps the builtin engine's jobs in flight per process.
@@ -152,6 +156,8 @@ func (c *Config) Validate() error {
 		return errors.New("--input-url-min-bytes must be ≥ 1, or -1 for never")
 	case c.MaxOutputBytes < 1<<20:
 		return errors.New("--max-output-bytes must be ≥ 1 MiB")
+	case c.OutputDownloadTimeout <= 0:
+		return errors.New("--output-download-timeout must be > 0")
 	case c.MaxCPUJobs < 1:
 		return errors.New("--max-cpu-jobs must be ≥ 1")
 	case c.MetricsRefresh < time.Second:
@@ -282,6 +288,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&c.WaitRechecks, "wait-rechecks", gengate.MaxRechecks, "safety rereads per second of all waiting generate calls together (each rereads every 2s below this)"),
 		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
 		f.integer(&maxOutputBytes, "max-output-bytes", gengate.DefaultMaxOutputBytes, "largest output file in bytes, enforced as it streams from the upstream; over it the task fails with UPSTREAM_ERROR, refunded"),
+		f.dur(&c.OutputDownloadTimeout, "output-download-timeout", upstream.DefaultDownloadTimeout, "longest one output download from a provider into storage may take; past it the step is retried like a cut-off download, and the task fails with UPSTREAM_ERROR, refunded, when its deadline passes"),
 		f.integer(&inputURLMin, "input-url-min-bytes", gengate.DefaultInputURLMinBytes, "inputs of at least this many bytes go to fal and Replicate as a URL instead of a data: URI: presigned by S3 storage, or signed by gengate under --public-url with local storage (-1: never; local storage without --public-url always sends data: URIs)"),
 		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
 		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),

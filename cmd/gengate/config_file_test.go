@@ -50,7 +50,7 @@ func TestBuildEngines(t *testing.T) {
 			fc, err := loadFileConfig(path)
 			var engs *engines
 			if err == nil {
-				engs, err = buildEngines(fc, catalog, func(k string) string { return tc.env[k] }, 0, false)
+				engs, err = buildEngines(fc, catalog, func(k string) string { return tc.env[k] }, 0, engineFlags{})
 			}
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -82,7 +82,7 @@ func TestRouteParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engs, err := buildEngines(fc, catalog, func(string) string { return "" }, 0, false)
+	engs, err := buildEngines(fc, catalog, func(string) string { return "" }, 0, engineFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,13 +48,23 @@ type providerConfig struct {
 	Project         string `yaml:"project"`
 	Location        string `yaml:"location"`
 	CredentialsFile string `yaml:"credentialsFile"`
+	// engineFlags are the serve flags every provider engine shares.
+	engineFlags
+}
+
+// engineFlags are the serve flags every provider engine shares.
+type engineFlags struct {
 	// allowPrivate is --allow-private-inputs: output downloads from hosts
 	// other than the provider's own may reach private addresses.
 	allowPrivate bool
+	// downloadTimeout is --output-download-timeout: the longest one
+	// output download may take, into storage.
+	downloadTimeout time.Duration
 }
 
 func (p providerConfig) upstream() upstreamConfig {
-	return upstreamConfig{APIKey: p.APIKey, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate}
+	return upstreamConfig{APIKey: p.APIKey, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate,
+		DownloadTimeout: p.downloadTimeout}
 }
 
 // providerEnv is the usual environment variable of each provider: setting
@@ -90,7 +100,8 @@ var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine
 			return nil, errors.New("vertex needs project and location")
 		}
 		return google.NewVertex(name, google.VertexConfig{Project: p.Project, Location: p.Location,
-			CredentialsFile: p.CredentialsFile, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate})
+			CredentialsFile: p.CredentialsFile, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate,
+			DownloadTimeout: p.downloadTimeout})
 	},
 	"openai-compatible": func(name string, p providerConfig) (gengate.Engine, error) {
 		if p.BaseURL == "" {
@@ -155,7 +166,7 @@ type engines struct {
 // built-in engines always, and one engine per configured provider, from
 // the file or, with no file entry, from the provider's usual environment
 // variable. Secrets are used only to build the engines.
-func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration, allowPrivate bool) (*engines, error) {
+func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) string, sandboxDelay time.Duration, shared engineFlags) (*engines, error) {
 	out := &engines{All: map[string]gengate.Engine{"sandbox": sandbox.New(sandboxDelay), "builtin": builtin.New()},
 		Routes: map[string][]gengate.Route{}, BaseURLs: map[string]string{}}
 	providers := map[string]providerConfig{}
@@ -199,7 +210,7 @@ func buildEngines(fc *fileConfig, catalog *gengate.Catalog, getenv func(string) 
 		providers[name] = p
 	}
 	for name, p := range providers {
-		p.allowPrivate = allowPrivate
+		p.engineFlags = shared
 		build, ok := engineKinds[p.Type]
 		if !ok {
 			return nil, fmt.Errorf("providers.%s: unknown provider type %q (known: %s)", name, p.Type, strings.Join(kinds(), ", "))

@@ -51,7 +51,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay, cfg.AllowPrivate)
+	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay, engineFlags{allowPrivate: cfg.AllowPrivate, downloadTimeout: cfg.OutputDownloadTimeout})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/upstream"
@@ -34,6 +35,8 @@ type VertexConfig struct {
 	HTTP *http.Client
 	// AllowPrivateOutputs is --allow-private-inputs (upstream.Config).
 	AllowPrivateOutputs bool
+	// DownloadTimeout is --output-download-timeout (upstream.Config).
+	DownloadTimeout time.Duration
 }
 
 // DefaultStorageURL is Cloud Storage's JSON API.
@@ -106,7 +109,8 @@ func NewVertex(name string, cfg VertexConfig) (*Vertex, error) {
 			r.Header.Set("Authorization", "Bearer "+*t)
 		}
 	}
-	up := upstream.Config{BaseURL: cfg.BaseURL, HTTP: cfg.HTTP, AllowPrivateOutputs: cfg.AllowPrivateOutputs}
+	up := upstream.Config{BaseURL: cfg.BaseURL, HTTP: cfg.HTTP, AllowPrivateOutputs: cfg.AllowPrivateOutputs,
+		DownloadTimeout: cfg.DownloadTimeout}
 	c := upstream.NewClient(name, up, cfg.BaseURL, "", "", explain)
 	c.Auth = auth
 	v.core = &Engine{client: c}

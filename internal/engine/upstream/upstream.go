@@ -38,9 +38,12 @@ import (
 
 // Timeouts for one call; the task's step lease is longer than each.
 const (
-	SubmitTimeout   = 60 * time.Second
-	PollTimeout     = 30 * time.Second
-	DownloadTimeout = 5 * time.Minute
+	SubmitTimeout = 60 * time.Second
+	PollTimeout   = 30 * time.Second
+	// DefaultDownloadTimeout bounds one whole output download, reading
+	// into storage included (Config.DownloadTimeout, the
+	// --output-download-timeout flag).
+	DefaultDownloadTimeout = 5 * time.Minute
 	// maxBody caps a JSON answer (base64 images can be large).
 	maxBody = 256 << 20
 )
@@ -70,6 +73,9 @@ type Client struct {
 	Explain func(status int, body []byte) (code, message string)
 	// Now is the clock for Retry-After dates; nil is time.Now.
 	Now func() time.Time
+	// DownloadTimeout bounds one whole output download; 0 is
+	// DefaultDownloadTimeout.
+	DownloadTimeout time.Duration
 }
 
 // Request is one HTTP request to the provider. Path may be absolute.
@@ -366,17 +372,41 @@ func RetryAfter(h string, now time.Time) time.Duration {
 // storage, enforcing its size limit as it goes, and closes it. Failures to
 // open are Busy or plain errors, like Poll's; a Body read that fails is a
 // Busy *gengate.UpstreamError. The whole download, reading included, is
-// bounded by DownloadTimeout.
+// bounded by the client's DownloadTimeout (--output-download-timeout):
+// past it the download is a Failed UPSTREAM_ERROR, so the task fails and
+// is refunded rather than fetching a file again that the upstream serves
+// too slowly to be stored in time.
 func (c *Client) Download(ctx context.Context, url, kind string) (gengate.Output, error) {
-	ctx, cancel := context.WithTimeout(ctx, DownloadTimeout)
-	o, err := c.download(ctx, cancel, url, kind)
+	d := c.DownloadTimeout
+	if d <= 0 {
+		d = DefaultDownloadTimeout
+	}
+	dctx, cancel := context.WithTimeout(ctx, d)
+	t := &downloadTimer{parent: ctx, ctx: dctx, limit: d}
+	o, err := c.download(dctx, cancel, t, url, kind)
 	if err != nil {
 		cancel()
 	}
 	return o, err
 }
 
-func (c *Client) download(ctx context.Context, cancel context.CancelFunc, url, kind string) (gengate.Output, error) {
+// downloadTimer tells a download's own timeout from its caller's end.
+type downloadTimer struct {
+	parent, ctx context.Context
+	limit       time.Duration
+}
+
+// expired returns the Failed error of a download past its timeout, or
+// nil when the timeout has not passed (or the caller gave up first).
+func (t *downloadTimer) expired(name string) error {
+	if t.parent.Err() != nil || !errors.Is(t.ctx.Err(), context.DeadlineExceeded) {
+		return nil
+	}
+	return &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
+		Message: fmt.Sprintf("%s output download took longer than %s (--output-download-timeout)", name, t.limit)}
+}
+
+func (c *Client) download(ctx context.Context, cancel context.CancelFunc, timer *downloadTimer, url, kind string) (gengate.Output, error) {
 	full := c.url(url)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, full, nil)
 	if err != nil {
@@ -388,6 +418,9 @@ func (c *Client) download(ctx context.Context, cancel context.CancelFunc, url, k
 			Message: c.Name + " gave an output URL on a private or loopback address, which is not allowed"}
 	}
 	if err != nil {
+		if e := timer.expired(c.Name); e != nil {
+			return gengate.Output{}, e
+		}
 		return gengate.Output{}, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
 			Message: c.Name + " output download failed: " + c.Clean(rootCause(err))}
 	}
@@ -407,7 +440,7 @@ func (c *Client) download(ctx context.Context, cancel context.CancelFunc, url, k
 		}
 		return gengate.Output{}, errors.New(e.Message)
 	}
-	body := &downloadBody{r: bufio.NewReaderSize(resp.Body, sniffLen), body: resp.Body, cancel: cancel, c: c}
+	body := &downloadBody{r: bufio.NewReaderSize(resp.Body, sniffLen), body: resp.Body, cancel: cancel, timer: timer, c: c}
 	head, err := body.r.Peek(sniffLen)
 	if err != nil && err != io.EOF {
 		resp.Body.Close()
@@ -426,11 +459,13 @@ func (c *Client) download(ctx context.Context, cancel context.CancelFunc, url, k
 const sniffLen = 512
 
 // downloadBody is a download's Body: read errors become Busy upstream
-// errors (the step runs again), and Close ends the download's context.
+// errors (the step runs again), except past the download timeout (Failed),
+// and Close ends the download's context.
 type downloadBody struct {
 	r      *bufio.Reader
 	body   io.ReadCloser
 	cancel context.CancelFunc
+	timer  *downloadTimer
 	c      *Client
 }
 
@@ -443,6 +478,9 @@ func (b *downloadBody) Read(p []byte) (int, error) {
 }
 
 func (b *downloadBody) cut(err error) error {
+	if e := b.timer.expired(b.c.Name); e != nil {
+		return e
+	}
 	return &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
 		Message: b.c.Name + " output download cut short: " + b.c.Clean(rootCause(err))}
 }
@@ -522,7 +560,7 @@ func rootCause(err error) string {
 
 // NewHTTPClient is the provider engines' default HTTP client: it bounds
 // connecting (dial, TLS) but not answering, because each call carries its
-// own deadline (SubmitTimeout, PollTimeout, DownloadTimeout or the
+// own deadline (SubmitTimeout, PollTimeout, the download timeout or the
 // request's Timeout: a synchronous image API may answer after minutes).
 func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
@@ -548,6 +586,9 @@ type Config struct {
 	// provider's own reach loopback and private addresses
 	// (--allow-private-inputs); the provider's own host is always allowed.
 	AllowPrivateOutputs bool
+	// DownloadTimeout bounds one whole output download
+	// (--output-download-timeout); 0 is DefaultDownloadTimeout.
+	DownloadTimeout time.Duration
 }
 
 // NewClient builds a provider engine's client from cfg: its base URL (def
@@ -561,7 +602,7 @@ func NewClient(name string, cfg Config, def, header, prefix string, explain func
 		cfg.HTTP = NewHTTPClient()
 	}
 	c := &Client{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), HTTP: cfg.HTTP, Explain: explain,
-		AllowPrivate: cfg.AllowPrivateOutputs}
+		AllowPrivate: cfg.AllowPrivateOutputs, DownloadTimeout: cfg.DownloadTimeout}
 	if !c.AllowPrivate {
 		base := cfg.HTTP.Transport
 		if base == nil {
