@@ -61,12 +61,19 @@ var zImageSizes = map[string]string{
 	"1:1": "1024*1024", "16:9": "1280*720", "9:16": "720*1280", "4:3": "1152*864", "3:4": "864*1152",
 }
 
-// wanSizes are Wan's documented text-to-video sizes by aspect ratio and
-// resolution.
-var wanSizes = map[string]string{
+// wan25Sizes and wan26Sizes are the sizes Replicate's Wan text-to-video
+// versions take, by aspect ratio and resolution: their size enums list
+// 16:9 and 9:16 only (Wan 2.6 at 720p and 1080p only), though Alibaba's own
+// API makes square and 4:3 too (replicatetest.Schemas).
+var wan25Sizes = map[string]string{
 	"16:9/480p": "832*480", "9:16/480p": "480*832",
-	"16:9/720p": "1280*720", "9:16/720p": "720*1280", "1:1/720p": "960*960", "4:3/720p": "1088*832", "3:4/720p": "832*1088",
-	"16:9/1080p": "1920*1080", "9:16/1080p": "1080*1920", "1:1/1080p": "1440*1440", "4:3/1080p": "1632*1248", "3:4/1080p": "1248*1632",
+	"16:9/720p": "1280*720", "9:16/720p": "720*1280",
+	"16:9/1080p": "1920*1080", "9:16/1080p": "1080*1920",
+}
+
+var wan26Sizes = map[string]string{
+	"16:9/720p": "1280*720", "9:16/720p": "720*1280",
+	"16:9/1080p": "1920*1080", "9:16/1080p": "1080*1920",
 }
 
 // specs holds what this engine knows of each Replicate model, by its
@@ -84,7 +91,7 @@ var specs = map[string]spec{
 	"google/imagen-4-ultra":                   {aspect: "aspect_ratio=" + imagenAspects, resolution: "-=1K", format: "output_format=png,jpeg"},
 	"google/imagen-4-fast":                    {aspect: "aspect_ratio=" + imagenAspects, format: "output_format=png,jpeg"},
 	"ideogram-ai/ideogram-v3-turbo":           {aspect: "aspect_ratio=1:1,16:9,9:16,4:3,3:4,3:2,2:3,4:5,5:4,16:10,10:16,2:1,1:2,3:1,1:3", format: "-=png", seed: "seed"},
-	"stability-ai/stable-diffusion-3.5-large": {aspect: "aspect_ratio=" + fluxAspects, format: "output_format=png,jpeg,webp", seed: "seed", in: "imageUrl=image"},
+	"stability-ai/stable-diffusion-3.5-large": {aspect: "aspect_ratio=1:1,16:9,21:9,3:2,2:3,4:5,5:4,9:16,9:21", format: "output_format=png,jpeg,webp", seed: "seed", in: "imageUrl=image"},
 	"bytedance/seedream-4.5":                  {aspect: "aspect_ratio=1:1,4:3,3:4,16:9,9:16,3:2,2:3,21:9", resolution: "size=2K,4K", format: "-=png,jpeg", in: "imageUrl=image_input[]"},
 	"bria/eraser":                             {format: "-=png", in: "image=image! mask=mask!", noPrompt: true},
 	"nightmareai/real-esrgan":                 {scale: "scale=2,4", format: "-=png", in: "imageUrl=image!", noPrompt: true, version: "42fed1c4974146d4d2414e2be2c5277c7fcf05fcc3a73abf41610695738c1d7b"},
@@ -106,11 +113,11 @@ var specs = map[string]spec{
 	"minimax/hailuo-2.3-fast":           {duration: "duration=6,10", resolution: "resolution=768p,1080p", maxDur: "1080p=6", in: "imageUrl=first_frame_image!"},
 	"bytedance/seedance-1-pro-fast":     {aspect: "aspect_ratio=16:9,4:3,1:1,3:4,9:16,21:9,9:21", duration: "duration=2..12", resolution: "resolution=480p,720p,1080p", seed: "seed", in: "imageUrl=image"},
 	"runwayml/gen4-turbo":               {aspect: "aspect_ratio=16:9,9:16,4:3,3:4,1:1,21:9", duration: "duration=5,10", seed: "seed", in: "imageUrl=image!"},
-	"pixverse/pixverse-v5":              {aspect: "aspect_ratio=16:9,9:16,1:1,4:3,3:4", duration: "duration=5,8", resolution: "quality=360p,540p,720p,1080p", seed: "seed", in: "imageUrl=image"},
+	"pixverse/pixverse-v5":              {aspect: "aspect_ratio=16:9,9:16,1:1", duration: "duration=5,8", resolution: "quality=360p,540p,720p,1080p", seed: "seed", in: "imageUrl=image"},
 	"wan-video/wan-2.5-i2v":             {duration: "duration=5,10", resolution: "resolution=480p,720p,1080p", seed: "seed", in: "imageUrl=image!"},
 	"wan-video/wan-2.6-i2v":             {duration: "duration=5,10,15", resolution: "resolution=720p,1080p", seed: "seed", in: "imageUrl=image!"},
-	"wan-video/wan-2.5-t2v":             {sizeParam: "size", sizes: wanSizes, duration: "duration=5,10", seed: "seed"},
-	"wan-video/wan-2.6-t2v":             {sizeParam: "size", sizes: wanSizes, duration: "duration=5,10,15", seed: "seed"},
+	"wan-video/wan-2.5-t2v":             {sizeParam: "size", sizes: wan25Sizes, duration: "duration=5,10", seed: "seed"},
+	"wan-video/wan-2.6-t2v":             {sizeParam: "size", sizes: wan26Sizes, duration: "duration=5,10,15", seed: "seed"},
 }
 
 // generic is the mapping for models this engine does not know: the usual

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gengate/gengate/internal/engine/replicate/replicatetest"
@@ -44,6 +45,19 @@ func TestTableMatchesSchemas(t *testing.T) {
 					if !slices.Contains(enum, v) {
 						t.Errorf("%s: the table sends %s %q, the schema only %v", name, p, v, enum)
 					}
+				}
+			}
+		}
+		if sp.sizeParam == "size" {
+			for key, size := range sp.sizes {
+				if enum := sc.Enum("size"); !slices.Contains(enum, size) {
+					t.Errorf("%s: the table sends size %s for %s, the schema only %v", name, size, key, enum)
+				}
+			}
+		} else if sp.sizeParam != "" {
+			for _, p := range strings.Split(sp.sizeParam, ",") {
+				if !slices.Contains(names, p) {
+					t.Errorf("%s: the table sends %s, which the schema lacks", name, p)
 				}
 			}
 		}

@@ -19,15 +19,18 @@ const read = "2026-11-23"
 
 // Schemas holds the published input schemas (each model version's
 // OpenAPI "Input" object, shown on its replicate.com …/api page) of the
-// Replicate models gengate routes to, by owner/name. The fake checks a
-// prediction's input against its model's schema and answers 422 with
-// Replicate's problem JSON. Models not listed here are checked only for
-// the basics (invalidInput): their version pages could not be read for
-// this table (2026-11-23): z-image-turbo, ideogram-v3-turbo,
-// stable-diffusion-3.5-large, bria/eraser, restore-image, qwen-image-edit,
-// qwen-image-edit-plus, seedance-1-pro-fast, veo-3, gen4-turbo,
-// pixverse-v5, wan-2.6-i2v, wan-2.5-t2v, wan-2.6-t2v,
-// kling-v2.6-motion-control.
+// Replicate models gengate routes to, by owner/name: every Replicate model
+// of the catalog. The fake checks a prediction's input against its model's
+// schema and answers 422 with Replicate's problem JSON; models not listed
+// here (an operator's own) are checked only for the basics (invalidInput).
+//
+// replicate.com cannot be reached from the machine these were written on,
+// so some schemas were read from copies of Replicate's openapi_schema that
+// other projects keep in their code: nodetool-replicate generates one
+// Python node per model version from it (field, enum and range, the
+// version id in replicate_model_id), and 9router keeps one line per model
+// "from each model's Replicate API reference" (name[enum], :i integer,
+// :n number, :b boolean, :a array, * required). Each Source says which.
 //
 // Cross-field rules a JSON schema cannot state (Hailuo's 1080p only at
 // 6 s) fail the prediction on Replicate, after it is paid for; the fake
@@ -155,9 +158,116 @@ var Schemas = map[string]*schematest.Schema{
 		Read:   read,
 		Fields: "input_image:url! swap_image:url!",
 	},
+	"prunaai/z-image-turbo": {
+		Source: nodetoolAt("89e3131233346f19cb8efe4aef9d4ec73eebe24d", "image/generate.py") + " (version dcc5bfc0…); prompt required as in " + router9("image"),
+		Read:   read,
+		Fields: "prompt:str! width:int[64..2048] height:int[64..2048] num_inference_steps:int[1..50] guidance_scale:num[0..20] " +
+			"seed:int go_fast:bool output_format:enum(png|jpg|webp) output_quality:int[0..100]",
+	},
+	"ideogram-ai/ideogram-v3-turbo": {
+		Source: nodetool("image/generate.py") + " (version d9b3748f…; the 65 style_preset values are not transcribed, gengate never sends one); the same fields and enums, prompt required, in " + router9("image"),
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(1:3|3:1|1:2|2:1|9:16|16:9|10:16|16:10|2:3|3:2|3:4|4:3|4:5|5:4|1:1) " +
+			"resolution:str magic_prompt_option:enum(Auto|On|Off) image:url mask:url " +
+			"style_type:enum(None|Auto|General|Realistic|Design) style_reference_images:urls style_preset:str seed:int[..2147483647]",
+	},
+	"stability-ai/stable-diffusion-3.5-large": {
+		Source: nodetool("image/generate.py") + " (version 2fdf9488…: nine aspect ratios, no 3:4 or 4:3); the same fields on https://replicate.com/stability-ai/stable-diffusion-3.5-large/versions/feb36d70a9f2791ed9df99f795ea5684da18f52b5f6b488dfdef635ca19d6bd3/api",
+		Read:   read,
+		Fields: "prompt:str negative_prompt:str aspect_ratio:enum(16:9|1:1|21:9|2:3|3:2|4:5|5:4|9:16|9:21) cfg:num[1..10] " +
+			"image:url prompt_strength:num[0..1] seed:int output_format:enum(webp|jpg|png)",
+	},
+	"bria/eraser": {
+		Source: router9("image") + " (no field marked required there; gengate always sends both images); the same flags on https://replicate.com/bria/genfill/versions/bce52ea4e4b298396203e9f84c12b20879f81495b406f82050e190c698fdb899/api",
+		Read:   read,
+		Fields: "image:url mask:url sync:bool content_moderation:bool preserve_alpha:bool",
+	},
+	"flux-kontext-apps/restore-image": {
+		Source: router9("image") + "; safety_tolerance 0–2 as on the flux-kontext-apps pages (https://replicate.com/flux-kontext-apps/multi-image-kontext-pro/versions/6d14f9b3d25a9400c4a5e5f0f6842ae7537fefcf68df86dad9533f66204f2bb2/api: \"2 is currently the maximum allowed\")",
+		Read:   read,
+		Fields: "input_image:url! output_format:enum(jpg|png) safety_tolerance:int[0..2] seed:int",
+	},
+	"qwen/qwen-image-edit": {
+		Source: nodetool("image/generate.py") + " (version a072e0d1…) and, with aspect_ratio, " + router9("image"),
+		Read:   read,
+		Fields: "prompt:str! image:url! aspect_ratio:enum(1:1|16:9|9:16|4:3|3:4|match_input_image) go_fast:bool seed:int " +
+			"output_format:enum(webp|jpg|png) output_quality:int[0..100] disable_safety_checker:bool",
+	},
+	"qwen/qwen-image-edit-plus": {
+		Source: router9("image"),
+		Read:   read,
+		Fields: "prompt:str! image:urls! aspect_ratio:enum(1:1|16:9|9:16|4:3|3:4|match_input_image) go_fast:bool seed:int " +
+			"output_format:enum(webp|jpg|png) output_quality:int[0..100] disable_safety_checker:bool",
+	},
+	"bytedance/seedance-1-pro-fast": {
+		Source: router9("video") + " (duration is an integer there, no range)",
+		Read:   read,
+		Fields: "prompt:str! image:url duration:int resolution:enum(480p|720p|1080p) aspect_ratio:enum(16:9|4:3|1:1|3:4|9:16|21:9|9:21) " +
+			"fps:ienum(24) camera_fixed:bool seed:int",
+	},
+	"google/veo-3": {
+		Source: router9("video"),
+		Read:   read,
+		Fields: "prompt:str! aspect_ratio:enum(16:9|9:16) duration:ienum(4|6|8) image:url negative_prompt:str resolution:enum(720p|1080p) generate_audio:bool seed:int",
+	},
+	"runwayml/gen4-turbo": {
+		Source: nodetool("video/generate.py") + " (version 6257a44f…)",
+		Read:   read,
+		Fields: "prompt:str image:url duration:ienum(5|10) aspect_ratio:enum(16:9|9:16|4:3|3:4|1:1|21:9) seed:int",
+	},
+	"pixverse/pixverse-v5": {
+		Source: nodetool("video/generate.py") + " (version 450181c5…: aspect ratios 16:9, 9:16, 1:1 only; effect values not transcribed, gengate never sends one); the same fields, prompt required, in " + router9("video"),
+		Read:   read,
+		Fields: "prompt:str! image:url last_frame_image:url effect:str quality:enum(360p|540p|720p|1080p) duration:ienum(5|8) " +
+			"aspect_ratio:enum(16:9|9:16|1:1) negative_prompt:str seed:int",
+		Rules: []schematest.Rule{{Field: "last_frame_image", Msg: "last_frame_image must be used with image",
+			Bad: func(in map[string]any) bool { return in["last_frame_image"] != nil && in["image"] == nil }}},
+	},
+	"wan-video/wan-2.6-i2v": {
+		Source: router9("video"),
+		Read:   read,
+		Fields: "prompt:str! image:url! negative_prompt:str audio:url resolution:enum(720p|1080p) duration:ienum(5|10|15) " +
+			"enable_prompt_expansion:bool multi_shots:bool seed:int",
+	},
+	"wan-video/wan-2.5-t2v": {
+		Source: router9("video") + " (size: six values, no square or 4:3)",
+		Read:   read,
+		Fields: "prompt:str! negative_prompt:str audio:url size:enum(832*480|480*832|1280*720|720*1280|1920*1080|1080*1920) " +
+			"duration:ienum(5|10) enable_prompt_expansion:bool seed:int",
+	},
+	"wan-video/wan-2.6-t2v": {
+		Source: router9("video") + " (size: four values, 720p and 1080p only)",
+		Read:   read,
+		Fields: "prompt:str! negative_prompt:str audio:url size:enum(1280*720|720*1280|1920*1080|1080*1920) " +
+			"duration:ienum(5|10|15) enable_prompt_expansion:bool multi_shots:bool seed:int",
+	},
+	"kwaivgi/kling-v2.6-motion-control": {
+		// No copy of v2.6's own schema was found. The closest: the v3
+		// motion-control version of the same family, and a public app
+		// calling v2.6 on Replicate with exactly these six fields.
+		Source: "closest, not v2.6's own: " + nodetool("video/generate.py") + " kwaivgi/kling-v3-motion-control (version 15430b30…); v2.6 called with the same six fields (mode std, image, video, prompt, keep_original_sound, character_orientation) by a public NestJS app's meme-generation processor (find_string \"kling-v2.6-motion-control\")",
+		Read:   read,
+		Fields: "prompt:str image:url! video:url! mode:enum(std|pro) keep_original_sound:bool character_orientation:enum(image|video)",
+	},
 }
 
 // "10 seconds is only available for 768p resolution"; "1080p supports
 // only 6-second duration" (the duration and resolution descriptions).
 var hailuo1080p = schematest.Rule{Field: "duration", Msg: "1080p supports only 6-second duration",
 	Bad: func(in map[string]any) bool { return in["resolution"] == "1080p" && in["duration"] == 10.0 }}
+
+// nodetool is a file of nodetool-replicate at the commit read.
+func nodetool(file string) string {
+	return nodetoolAt("d21aa025d60ca4ffec4d1c451a1bb2b6827a44a7", file)
+}
+
+func nodetoolAt(commit, file string) string {
+	return "github.com/nodetool-ai/nodetool-replicate@" + commit[:12] + " src/nodetool/nodes/replicate/" + file +
+		" (generated from the version's openapi_schema)"
+}
+
+// router9 is 9router's table of Replicate input schemas for a kind
+// ("image" or "video").
+func router9(kind string) string {
+	return "github.com/devil666dp/9router@ade9d774fab5 open-sse/handlers/" + kind + "Providers/replicate.js SPECS"
+}
