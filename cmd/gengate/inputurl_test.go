@@ -18,6 +18,7 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/fal/faltest"
+	"github.com/gengate/gengate/internal/engine/replicate/replicatetest"
 )
 
 // TestLargeInputsBySignedURL: with local storage and a --public-url (the
@@ -100,6 +101,67 @@ func TestLargeInputsBySignedURL(t *testing.T) {
 		r := mustAPI(t, s.base, "GET", u.Path+"?"+u.RawQuery, "", nil, nil)
 		return r.status == http.StatusNotFound && r.str("code") == "NOT_FOUND"
 	})
+}
+
+// TestLargeInputsBySignedURLReplicate: the same path through the Replicate
+// fake, which fetches URL inputs when the prediction starts, as Replicate
+// does: a large input reaches it as the gengate-signed URL and it gets the
+// exact bytes; with a --public-url nothing answers on, the fetch fails, so
+// the prediction fails as Replicate fails it (requests' connection error)
+// and the task fails with UPSTREAM_ERROR, its credits refunded.
+func TestLargeInputsBySignedURLReplicate(t *testing.T) {
+	large := pngBytes(t, noise(64, 64))
+	body := map[string]any{"type": "image", "modelId": "flux-kontext-pro", "prompt": "edit",
+		"imageUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(large)}
+	// serve runs a server on addr whose --public-url is public, routing
+	// to a Replicate fake only.
+	serve := func(addr, public string) (*server, *replicatetest.Server) {
+		rep := replicatetest.New(t)
+		s := runServerEnv(t, nil, "--data", t.TempDir(), "--addr", addr, "--sync-wait", "60s",
+			"--public-url", public, "--input-url-min-bytes", "4096",
+			"--config", writeConfig(t, "providers:\n"+replicateConfig(rep)))
+		return s, rep
+	}
+
+	// --public-url names the server itself.
+	addr := freeAddr(t)
+	s, rep := serve(addr, "http://"+addr)
+	r := mustAPI(t, s.base, "POST", "/api/v1/generate", s.key, body, nil)
+	wantCode(t, r, http.StatusOK)
+	sent, _ := rep.LastRequest()["input"].(map[string]any)["input_image"].(string)
+	if !strings.HasPrefix(sent, "http://"+addr+gengate.InputURLPath+r.str("jobId")+"/") {
+		t.Fatalf("Replicate was sent %.80q, want a signed URL of the server", sent)
+	}
+	if got := rep.Fetched(sent); !bytes.Equal(got, large) {
+		t.Fatalf("Replicate fetched %d bytes from the URL, want the %d sent", len(got), len(large))
+	}
+
+	// --public-url names a port nothing listens on.
+	own, nobody := freeAddr(t), freeAddr(t)
+	for own == nobody {
+		nobody = freeAddr(t)
+	}
+	s, rep = serve(own, "http://"+nobody)
+	r = mustAPI(t, s.base, "POST", "/api/v1/generate", s.key, body, nil)
+	wantCode(t, r, http.StatusBadGateway)
+	if r.str("reason") != "UPSTREAM_ERROR" || r.num("remainingCredits") != 1000 || !strings.Contains(string(r.body), "Max retries exceeded") {
+		t.Fatalf("an input Replicate cannot fetch: %s", r.body)
+	}
+	if rep.Submissions() != 1 {
+		t.Errorf("Replicate submissions %d, want 1", rep.Submissions())
+	}
+}
+
+// freeAddr is a loopback address with a free port (for --addr or a
+// --public-url that must name it before the server starts).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 func noise(w, h int) *image.NRGBA {

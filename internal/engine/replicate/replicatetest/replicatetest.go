@@ -13,6 +13,15 @@
 // /v1/predictions/{id}/cancel, checks "Authorization: Bearer <key>" and
 // serves outputs from its own /files/ URLs: real PNG or JPEG images of the
 // requested aspect ratio, and small MP4 files (an ftyp box).
+//
+// Like Replicate, it fetches every http(s) URL in a prediction's input when
+// the prediction starts (at its first status read here), before the model
+// runs: Cog downloads URL file inputs in its worker before predict and a
+// download that fails fails the prediction with the exception's text
+// (replicate/cog@6110c912 crates/coglet-python/src/input.rs and
+// predictor.rs; python/cog/types.py GETs with requests and
+// raise_for_status, so a 404 reads "404 Client Error: Not Found for url:
+// …"). Fetched returns what it got. data: URIs are decoded, not fetched.
 package replicatetest
 
 import (
@@ -21,6 +30,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +60,7 @@ type Server struct {
 	mu      sync.Mutex
 	preds   map[string]*pred
 	files   map[string][]byte
+	fetched map[string][]byte
 	seq     int
 	cancels int
 }
@@ -65,12 +77,16 @@ type pred struct {
 	// Replicate's started_at, which says whether a canceled prediction
 	// ran (and was billed).
 	started time.Time
+	// fetch fetches the input's URLs once, when the prediction starts;
+	// inputErr is the first download's failure, which fails it.
+	fetch    sync.Once
+	inputErr string
 }
 
 // New starts a fake Replicate API, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}}
+	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}, fetched: map[string][]byte{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/models/{owner}/{name}/predictions", s.handleCreate)
 	mux.HandleFunc("POST /v1/predictions", s.handleCreate)
@@ -261,11 +277,13 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	p, ok := s.preds[r.PathValue("id")]
+	s.mu.Unlock()
 	if !ok {
-		s.mu.Unlock()
 		problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
 		return
 	}
+	p.fetch.Do(func() { s.fetchInputs(p) }) // not under s.mu: a URL may point back here
+	s.mu.Lock()
 	s.advance(p)
 	obj := s.object(p)
 	s.mu.Unlock()
@@ -310,6 +328,10 @@ func (s *Server) advance(p *pred) {
 	p.polls++
 	if p.started.IsZero() {
 		p.started = time.Now().UTC()
+	}
+	if p.inputErr != "" { // the inputs are fetched before the model runs
+		p.status, p.errText = "failed", p.inputErr
+		return
 	}
 	if p.held || p.polls < s.Polls() {
 		p.status = "processing"
@@ -409,4 +431,91 @@ func (s *Server) object(p *pred) map[string]any {
 		obj["logs"] = "Traceback (most recent call last):\n" + p.errText
 	}
 	return obj
+}
+
+// fetchInputs GETs every http(s) URL of p's input, in field order, as
+// Cog does before the model runs; the first that fails fails p with the
+// text requests gives its error.
+func (s *Server) fetchInputs(p *pred) {
+	s.mu.Lock()
+	starting := p.status == "starting" || p.status == "processing"
+	s.mu.Unlock()
+	if !starting {
+		return
+	}
+	for _, u := range inputURLs(p.input) {
+		data, msg := fetchInput(u)
+		s.mu.Lock()
+		if msg != "" {
+			p.inputErr = msg
+			s.mu.Unlock()
+			return
+		}
+		s.fetched[u] = data
+		s.mu.Unlock()
+	}
+}
+
+// inputURLs lists the http(s) URLs of an input: string fields and the
+// items of list fields.
+func inputURLs(in map[string]any) []string {
+	var urls []string
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		vals, ok := in[k].([]any)
+		if !ok {
+			vals = []any{in[k]}
+		}
+		for _, v := range vals {
+			if u, _ := v.(string); strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+				urls = append(urls, u)
+			}
+		}
+	}
+	return urls
+}
+
+// fetchInput GETs one input URL (at most 256 MiB here) and returns its
+// bytes, or the failure as requests words it: "404 Client Error: Not
+// Found for url: …" for an answer that is not a success, urllib3's
+// "Max retries exceeded" for a server it cannot reach.
+func fetchInput(u string) ([]byte, string) {
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Get(u)
+	if err != nil {
+		pool, host, port, path := "HTTPConnectionPool", "", "", u
+		if pu, perr := url.Parse(u); perr == nil {
+			host, port, path = pu.Hostname(), pu.Port(), pu.RequestURI()
+			if pu.Scheme == "https" {
+				pool = "HTTPSConnectionPool"
+			}
+		}
+		return nil, fmt.Sprintf("%s(host='%s', port=%s): Max retries exceeded with url: %s (Caused by NewConnectionError('Failed to establish a new connection: %v'))",
+			pool, host, port, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		side := "Client"
+		if resp.StatusCode >= 500 {
+			side = "Server"
+		}
+		return nil, fmt.Sprintf("%d %s Error: %s for url: %s", resp.StatusCode, side, http.StatusText(resp.StatusCode), u)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, fmt.Sprintf("Connection broken: %v", err)
+	}
+	return data, ""
+}
+
+// Fetched returns the bytes the fake fetched from an input URL, nil for a
+// URL it never fetched.
+func (s *Server) Fetched(u string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetched[u]
 }

@@ -1,0 +1,72 @@
+package replicate
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gengate/gengate"
+)
+
+// TestInputURLFetched: an input handed over as a URL (a large input,
+// --input-url-min-bytes) goes to Replicate as that URL, and the fake fetches
+// it when the prediction starts, as Replicate does: the prediction succeeds
+// with the exact bytes, in a field and in a list field. A URL that answers
+// 404, or a server that cannot be reached, fails the prediction with the
+// text Replicate gives (requests' error), as a failed upstream job.
+func TestInputURLFetched(t *testing.T) {
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/in/a.png" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(pngInput.Data)
+	}))
+	t.Cleanup(files.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	unreachable := gone.URL + "/in/a.png"
+	gone.Close()
+
+	for _, tc := range []struct {
+		name, upstream, param, url, fail string
+	}{
+		{"field", "black-forest-labs/flux-kontext-pro", "input_image", files.URL + "/in/a.png", ""},
+		{"list", "google/nano-banana", "image_input", files.URL + "/in/a.png", ""},
+		{"404", "black-forest-labs/flux-kontext-pro", "input_image", files.URL + "/in/deleted.png",
+			"404 Client Error: Not Found for url: " + files.URL + "/in/deleted.png"},
+		{"unreachable", "black-forest-labs/flux-kontext-pro", "input_image", unreachable, "Max retries exceeded with url: /in/a.png"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, e := newEngine(t)
+			job := imageJob(tc.upstream, "1:1", "png", 1)
+			job.Inputs = map[string]gengate.Input{"imageUrl": {URL: tc.url, ContentType: "image/png"}}
+			_, err := run(t, e, job)
+			sent := f.LastRequest()["input"].(map[string]any)[tc.param]
+			if l, ok := sent.([]any); ok && len(l) == 1 {
+				sent = l[0]
+			}
+			if sent != tc.url {
+				t.Fatalf("%s = %.60v, want the URL %s", tc.param, sent, tc.url)
+			}
+			if tc.fail == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := f.Fetched(tc.url); !bytes.Equal(got, pngInput.Data) {
+					t.Fatalf("the fake fetched %d bytes, want the %d served", len(got), len(pngInput.Data))
+				}
+				return
+			}
+			var ue *gengate.UpstreamError
+			if !errors.As(err, &ue) || ue.Kind != gengate.Failed || !strings.Contains(ue.Message, tc.fail) {
+				t.Fatalf("err %v, want a failed prediction saying %q", err, tc.fail)
+			}
+			if f.Fetched(tc.url) != nil {
+				t.Error("a failed fetch was recorded as fetched")
+			}
+		})
+	}
+}
