@@ -161,6 +161,11 @@ type Input struct {
 	// Service.InputURLMinBytes when the store can presign (S3). Empty
 	// otherwise; engines then send the bytes (data: URIs, uploads).
 	URL string
+	// Large, in a Job, says the input is of at least
+	// Service.InputURLMinBytes (--input-url-min-bytes), URL or not: an
+	// engine whose provider has an upload API of its own (the Gemini
+	// API's Files API) sends it there rather than inline.
+	Large bool
 }
 
 // InputKind says what an input field must hold.

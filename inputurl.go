@@ -44,11 +44,7 @@ type presigner interface {
 // can fetch, or "" when it is small, URLs are off, or neither the store
 // nor gengate can make one.
 func (s *Service) inputURL(ctx context.Context, t *Task, name, key string, size int) string {
-	min := s.InputURLMinBytes
-	if min == 0 {
-		min = DefaultInputURLMinBytes
-	}
-	if min < 0 || int64(size) < min {
+	if !s.largeInput(size) {
 		return ""
 	}
 	p, ok := s.Blobs.(presigner)
@@ -65,6 +61,16 @@ func (s *Service) inputURL(ctx context.Context, t *Task, name, key string, size 
 		return ""
 	}
 	return u
+}
+
+// largeInput reports whether an input of size bytes is past
+// InputURLMinBytes: sent by URL or a provider's upload API, not inline.
+func (s *Service) largeInput(size int) bool {
+	min := s.InputURLMinBytes
+	if min == 0 {
+		min = DefaultInputURLMinBytes
+	}
+	return min >= 0 && int64(size) >= min
 }
 
 // SignInputURL is the gengate URL of input name of task taskID under base

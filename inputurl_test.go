@@ -64,8 +64,8 @@ func TestLargeInputsGoByPresignedURL(t *testing.T) {
 			if !bytes.Equal(got.Data, png) {
 				t.Fatalf("the engine got %d bytes of input, want the %d sent", len(got.Data), len(png))
 			}
-			if (got.URL != "") != c.wantURL {
-				t.Fatalf("input URL %q; want one: %v", got.URL, c.wantURL)
+			if (got.URL != "") != c.wantURL || got.Large != c.wantURL {
+				t.Fatalf("input URL %q, large %v; want a URL and large: %v", got.URL, got.Large, c.wantURL)
 			}
 			uri := upclient.DataURI(got)
 			if !c.wantURL {
@@ -81,6 +81,34 @@ func TestLargeInputsGoByPresignedURL(t *testing.T) {
 				t.Fatalf("GET of the input URL: %d bytes, %v; want the input", len(fetched), fetchErr)
 			}
 		})
+	}
+}
+
+// TestLargeInputsMarkedWithoutURL: with local storage and no public URL,
+// no URL can be made, but an input of at least InputURLMinBytes is still
+// marked Large, so that an engine with an upload API of its own (the
+// Gemini API's Files API) sends it there rather than inline.
+func TestLargeInputsMarkedWithoutURL(t *testing.T) {
+	png := pngOutputs(1)[0].Data
+	for _, c := range []struct {
+		min       int64
+		wantLarge bool
+	}{{int64(len(png)), true}, {int64(len(png)) + 1, false}, {-1, false}} {
+		var got gengate.Input
+		d := newDomain(t, "sqlite", &upstream{submit: func(job gengate.Job) (gengate.Progress, error) {
+			got = job.Inputs["imageUrl"]
+			return gengate.Progress{Outputs: pngOutputs(1)}, nil
+		}})
+		d.svc.InputURLMinBytes = c.min
+		body := `{"type":"image","modelId":"flux-kontext-pro","prompt":"x","imageUrl":"data:image/png;base64,` +
+			base64.StdEncoding.EncodeToString(png) + `"}`
+		if _, err := d.svc.Generate(context.Background(), d.key, []byte(body), ""); err != nil {
+			t.Fatal(err)
+		}
+		d.runNext()
+		if got.Large != c.wantLarge || got.URL != "" || !bytes.Equal(got.Data, png) {
+			t.Errorf("min %d: input large %v, URL %q, %d bytes; want large %v, no URL, the bytes", c.min, got.Large, got.URL, len(got.Data), c.wantLarge)
+		}
 	}
 }
 

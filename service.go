@@ -896,7 +896,8 @@ func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 		if err != nil {
 			return j, fmt.Errorf("read input %s: %w", name, err)
 		}
-		j.Inputs[name] = Input{Data: data, ContentType: sniff(data), URL: s.inputURL(ctx, t, name, key, len(data))}
+		j.Inputs[name] = Input{Data: data, ContentType: sniff(data), URL: s.inputURL(ctx, t, name, key, len(data)),
+			Large: s.largeInput(len(data))}
 	}
 	return j, nil
 }

@@ -10,9 +10,7 @@ import (
 	"image/jpeg"
 	_ "image/png" // decodes PNG outputs for the JPEG conversion
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"path"
 	"slices"
@@ -191,25 +189,22 @@ func (e *Engine) upload(ctx context.Context, id, field string, in gengate.Input)
 		ext = ".png"
 	}
 	fname := "gengate-" + safeName(id) + "-" + safeName(field) + ext
-	var b bytes.Buffer
-	w := multipart.NewWriter(&b)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename=%q`, fname))
 	ct := in.ContentType
 	if ct == "" {
 		ct = http.DetectContentType(in.Data)
 	}
-	h.Set("Content-Type", ct)
-	fw, _ := w.CreatePart(h)
-	fw.Write(in.Data)
-	w.WriteField("overwrite", "true")
-	w.WriteField("type", "input")
-	w.Close()
+	// The file part is read from the input as the request goes, not
+	// copied into the body first.
+	form := upstream.NewForm()
+	form.File("image", fname, ct, bytes.NewReader(in.Data), int64(len(in.Data)))
+	form.Field("overwrite", "true")
+	form.Field("type", "input")
 	var ans struct {
 		Name      string `json:"name"`
 		Subfolder string `json:"subfolder"`
+		Type      string `json:"type"`
 	}
-	err := e.client.Submit(ctx, upstream.Request{Method: http.MethodPost, Path: "/upload/image", Body: b.Bytes(), ContentType: w.FormDataContentType()}, &ans)
+	err := e.client.Submit(ctx, form.Request(upstream.Request{Method: http.MethodPost, Path: "/upload/image"}), &ans)
 	var ue *gengate.UpstreamError
 	if err != nil && !errors.As(err, &ue) {
 		// An upload costs nothing: a lost answer is worth another try.
@@ -217,6 +212,11 @@ func (e *Engine) upload(ctx context.Context, id, field string, in gengate.Input)
 	}
 	if err != nil {
 		return "", err
+	}
+	if ans.Type != "" && ans.Type != "input" {
+		// Nothing was queued: the next route may take the task.
+		return "", &gengate.UpstreamError{Kind: gengate.Refused, Code: gengate.CodeUpstream,
+			Message: fmt.Sprintf("comfyui stored input %s as %q, where LoadImage does not read it", field, ans.Type)}
 	}
 	if ans.Name == "" {
 		ans.Name = fname

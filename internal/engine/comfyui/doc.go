@@ -12,9 +12,11 @@
 // "<node id>.<input>" (e.g. {"1.unet_name": "flux1-schnell-fp8.safetensors"}),
 // so an operator can point a template at the model files their server has.
 //
-// Submit uploads input images with POST /upload/image (LoadImage reads them
-// by name) and queues the graph with POST /prompt {"prompt", "client_id",
-// "prompt_id"}, where prompt_id is gengate's task id: the upstream id is
+// Submit uploads input images with POST /upload/image (as server.py reads
+// it: the file under "image", "overwrite" "true", "type" "input"; the
+// file part read from the input as it is sent) and names the answered
+// subfolder/name in LoadImage, then queues the graph with POST /prompt
+// {"prompt", "client_id", "prompt_id"}, where prompt_id is gengate's task id: the upstream id is
 // that id, and Check needs nothing else, in any process. Check reads GET
 // /history/{id} ({} until the prompt has finished); while it is empty, GET
 // /queue says whether the prompt is running or waiting (and how many wait

@@ -15,8 +15,10 @@
 //	{"contents": [{"role": "user", "parts": [{"text": prompt}, {"inlineData": {"mimeType", "data"}}...]}],
 //	 "generationConfig": {"responseModalities": ["IMAGE"], "imageConfig": {"aspectRatio", "imageSize"}}}
 //
-// and answer synchronously with candidates whose parts hold the image as
-// inlineData (base64). Thought parts (Gemini 3 Pro Image's interim drafts)
+// (an input marked Large, past --input-url-min-bytes, is uploaded through
+// the Files API first and sent as {"fileData": {"mimeType", "fileUri"}}:
+// files.go) and answer synchronously with candidates whose parts hold the
+// image as inlineData (base64). Thought parts (Gemini 3 Pro Image's interim drafts)
 // are skipped. A promptFeedback.blockReason, or no image with a finish
 // reason such as SAFETY, IMAGE_SAFETY or PROHIBITED_CONTENT, is a
 // CONTENT_POLICY failure; no image for any other reason is UPSTREAM_ERROR.
@@ -82,6 +84,8 @@
 // job says), Imagen's seed (only on routes whose params set addWatermark
 // false: Vertex AI takes no seed on watermarked images), and the Gemini
 // image models' output format (imageConfig.imageOutputOptions.mimeType).
+// Vertex AI has no Files API: inputs stay inline, and the Gemini image
+// models' inputs are held to VertexInlineMax by Validate, before any charge.
 // A Veo operation is named
 // projects/…/publishers/google/models/{model}/operations/{id} and read by
 // POST {model}:fetchPredictOperation {"operationName"}; done, its

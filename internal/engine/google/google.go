@@ -60,7 +60,7 @@ func (e *Engine) Repeatable() bool { return false }
 // Validate reports, before any charge, whether the route's model can do
 // every option and input of the job.
 func (e *Engine) Validate(job gengate.Job) error {
-	return plan(job, false, geminiAPI).err(modelName(job))
+	return plan(job, false, geminiAPI, nil).err(modelName(job))
 }
 
 func modelName(job gengate.Job) string {
@@ -82,7 +82,14 @@ func modelPath(job gengate.Job, m method) (string, error) {
 // Submit sends the job: Gemini image models and Imagen answer with the
 // images, Veo with an operation that Check follows.
 func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
-	r := plan(job, true, geminiAPI)
+	if err := plan(job, false, geminiAPI, nil).err(modelName(job)); err != nil {
+		return gengate.Progress{}, err
+	}
+	files, err := e.uploadLarge(ctx, job) // files.go
+	if err != nil {
+		return gengate.Progress{}, err
+	}
+	r := plan(job, true, geminiAPI, files)
 	if err := r.err(modelName(job)); err != nil {
 		return gengate.Progress{}, err
 	}

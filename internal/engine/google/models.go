@@ -166,8 +166,10 @@ var topLevel = map[string]bool{"safetySettings": true, "systemInstruction": true
 
 // plan maps job onto the request its route's upstream takes on platform
 // on. With withData false it reads only the names of the inputs (Validate
-// runs before they are fetched); Submit calls it with the data.
-func plan(job gengate.Job, withData bool, on platform) *request {
+// runs before they are fetched); Submit calls it with the data, and with
+// the Files API files of the inputs it uploaded (files.go), which go as
+// fileData parts instead of inline bytes.
+func plan(job gengate.Job, withData bool, on platform, files map[string]fileObject) *request {
 	sp, _ := specFor(job.Route.Upstream, job.Type)
 	name := job.Route.Upstream
 	if name == "" {
@@ -315,6 +317,10 @@ func plan(job gengate.Job, withData bool, on platform) *request {
 			continue
 		}
 		in := job.Inputs[field]
+		if f, ok := files[field]; ok && sp.method == generateContent {
+			parts = append(parts, map[string]any{"fileData": map[string]any{"mimeType": f.MIMEType, "fileUri": f.URI}})
+			continue
+		}
 		var mime, data string
 		if withData {
 			mime = in.ContentType

@@ -129,7 +129,39 @@ func (v *Vertex) Repeatable() bool { return false }
 // Validate reports, before any charge, whether the route's model can do
 // every option and input of the job on Vertex AI.
 func (v *Vertex) Validate(job gengate.Job) error {
-	return plan(job, false, vertexAI).err(modelName(job))
+	if err := plan(job, false, vertexAI, nil).err(modelName(job)); err != nil {
+		return err
+	}
+	return inlineLimits(job)
+}
+
+// VertexInlineMax is the largest input file the Gemini image models on
+// Vertex AI take inline: "Maximum file size per file for inline data …:
+// 7 MB" (docs.cloud.google.com/vertex-ai/generative-ai/docs/multimodal/
+// image-understanding, Gemini 3 Pro Image and the 2.5 models, read
+// 2026-11-23), taken as 7 MiB. Larger files need a gs:// fileData URI
+// (30 MB), and gengate has no Cloud Storage bucket for inputs: they are
+// refused before any charge. Imagen and Veo take inline bytes
+// (bytesBase64Encoded) up to gengate's own input limits.
+const VertexInlineMax = 7 << 20
+
+// inlineLimits refuses, once the inputs are fetched (their bytes are
+// there), an input a Gemini image model on Vertex AI cannot take inline.
+func inlineLimits(job gengate.Job) error {
+	if sp, _ := specFor(job.Route.Upstream, job.Type); sp.method != generateContent {
+		return nil
+	}
+	var fields []gengate.FieldError
+	for _, field := range sortedKeys(job.Inputs) {
+		if n := len(job.Inputs[field].Data); n > VertexInlineMax {
+			fields = append(fields, gengate.FieldError{Field: field, Code: gengate.InputTooLarge,
+				Message: fmt.Sprintf("%s on Vertex AI takes input files of at most %d bytes inline; this one has %d", modelName(job), VertexInlineMax, n)})
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return &gengate.Error{Code: gengate.EInvalid, Message: "input " + fields[0].Field + ": " + fields[0].Message, Fields: fields}
 }
 
 // authorize fetches an access token (cached until shortly before it
@@ -166,7 +198,10 @@ func (v *Vertex) modelPath(job gengate.Job, m method) (string, error) {
 // Submit sends the job: Gemini image models and Imagen answer with the
 // images, Veo with an operation that Check follows.
 func (v *Vertex) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
-	r := plan(job, true, vertexAI)
+	if err := inlineLimits(job); err != nil {
+		return gengate.Progress{}, err
+	}
+	r := plan(job, true, vertexAI, nil)
 	if err := r.err(modelName(job)); err != nil {
 		return gengate.Progress{}, err
 	}

@@ -1,6 +1,7 @@
 package google
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"strings"
@@ -310,5 +311,36 @@ func TestNewVertexRefusesBadSettings(t *testing.T) {
 		if strings.Contains(err.Error(), "do-not-print-me") {
 			t.Fatalf("the error shows the file's secrets: %v", err)
 		}
+	}
+}
+
+// TestVertexInlineLimit: a Gemini image model on Vertex AI takes input
+// files inline up to VertexInlineMax; a larger one is refused by Validate
+// (which sees the fetched inputs before any charge) with INPUT_TOO_LARGE
+// on its field, and by Submit before anything is sent. Veo and Imagen
+// inputs are not held to it.
+func TestVertexInlineLimit(t *testing.T) {
+	f, v := newVertex(t)
+	big := gengate.Input{Data: make([]byte, VertexInlineMax+1), ContentType: "image/png", Large: true}
+	copy(big.Data, pngInput.Data)
+	job := vImageJob(flashImage)
+	job.Inputs = map[string]gengate.Input{"imageUrl": big}
+	err := v.Validate(job)
+	var e *gengate.Error
+	if !errors.As(err, &e) || e.Code != gengate.EInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "imageUrl" || e.Fields[0].Code != gengate.InputTooLarge {
+		t.Fatalf("Validate of a %d-byte input: %v, want INPUT_TOO_LARGE on imageUrl", len(big.Data), err)
+	}
+	before := f.Submissions()
+	if _, err := v.Submit(ctx, job); gengate.ErrorCode(err) != gengate.EInvalid || f.Submissions() != before {
+		t.Errorf("Submit of a too large input: %v (%d submissions), want EInvalid and nothing sent", err, f.Submissions()-before)
+	}
+	job.Inputs = map[string]gengate.Input{"imageUrl": {Data: big.Data[:VertexInlineMax], ContentType: "image/png"}}
+	if err := v.Validate(job); err != nil {
+		t.Errorf("Validate at the limit: %v", err)
+	}
+	vid := vVideoJob(veo31, map[string]any{})
+	vid.Inputs = map[string]gengate.Input{"imageUrl": big}
+	if err := v.Validate(vid); err != nil {
+		t.Errorf("Validate of a large Veo input: %v, want none (Veo takes inline bytes)", err)
 	}
 }

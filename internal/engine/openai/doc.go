@@ -8,7 +8,11 @@
 // body {model, prompt, n, size, quality, output_format}; a job with one is
 // POST /images/edits as multipart/form-data with the image as an `image[]`
 // file part (`image` for compatible servers, the classic DALL·E name they
-// implement) and an optional `mask` part. GPT image models answer
+// implement) and an optional `mask` part. The parts are read from the
+// inputs as the request is sent (upstream.Form), with a Content-Length.
+// OpenAI's edits take files only (openai-go's ImageEditParams.Image is
+// binary), so there is no URL to send for a large input; Sora's JSON
+// input_reference {image_url} is not used (its API shut down 2026-09-24). GPT image models answer
 // synchronously with {"created", "data": [{"b64_json"}], "usage"}, so
 // Submit returns the outputs at once and hands Check nothing to poll.
 // Compatible servers may answer with `url` items instead: Submit downloads

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"sort"
 	"strings"
@@ -150,11 +148,11 @@ func (e *Engine) submitImages(ctx context.Context, job gengate.Job, r *request) 
 		if r.mask != "" {
 			files = append(files, file{"mask", job.Inputs[r.mask]})
 		}
-		body, ctype, err := multipartBody(r.fields, files)
-		if err != nil {
+		req.Path = "/images/edits"
+		var err error
+		if req, err = multipartBody(req, r.fields, files); err != nil {
 			return gengate.Progress{}, err
 		}
-		req.Path, req.Body, req.ContentType = "/images/edits", body, ctype
 	} else {
 		req.JSON = r.fields
 	}
@@ -252,11 +250,10 @@ type video struct {
 func (e *Engine) submitVideo(ctx context.Context, job gengate.Job, r *request) (gengate.Progress, error) {
 	req := upstream.Request{Method: http.MethodPost, Path: "/videos", Header: e.createHeader(job)}
 	if r.image != "" {
-		body, ctype, err := multipartBody(r.fields, []file{{"input_reference", job.Inputs[r.image]}})
-		if err != nil {
+		var err error
+		if req, err = multipartBody(req, r.fields, []file{{"input_reference", job.Inputs[r.image]}}); err != nil {
 			return gengate.Progress{}, err
 		}
-		req.Body, req.ContentType = body, ctype
 	} else {
 		req.JSON = r.fields
 	}
@@ -419,11 +416,12 @@ type file struct {
 	in    gengate.Input
 }
 
-// multipartBody encodes fields and files as multipart/form-data. Values
-// that are not strings, numbers or booleans are sent as JSON.
-func multipartBody(fields map[string]any, files []file) ([]byte, string, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
+// multipartBody sets req's body to fields and files as
+// multipart/form-data. Values that are not strings, numbers or booleans
+// are sent as JSON. The files are read from the inputs as the request is
+// sent (upstream.Form), not copied into a second buffer first.
+func multipartBody(req upstream.Request, fields map[string]any, files []file) (upstream.Request, error) {
+	form := upstream.NewForm()
 	names := make([]string, 0, len(fields))
 	for k := range fields {
 		names = append(names, k)
@@ -439,13 +437,11 @@ func multipartBody(fields map[string]any, files []file) ([]byte, string, error) 
 		default:
 			b, err := json.Marshal(v)
 			if err != nil {
-				return nil, "", fmt.Errorf("encode field %s: %w", k, err)
+				return req, fmt.Errorf("encode field %s: %w", k, err)
 			}
 			s = string(b)
 		}
-		if err := w.WriteField(k, s); err != nil {
-			return nil, "", err
-		}
+		form.Field(k, s)
 	}
 	for _, f := range files {
 		ct := f.in.ContentType
@@ -456,19 +452,7 @@ func multipartBody(fields map[string]any, files []file) ([]byte, string, error) 
 		if ext == "" {
 			ext = "bin"
 		}
-		h := textproto.MIMEHeader{}
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename="%s.%s"`, f.field, strings.Trim(f.field, "[]"), ext))
-		h.Set("Content-Type", ct)
-		part, err := w.CreatePart(h)
-		if err != nil {
-			return nil, "", err
-		}
-		if _, err := part.Write(f.in.Data); err != nil {
-			return nil, "", err
-		}
+		form.File(f.field, strings.Trim(f.field, "[]")+"."+ext, ct, bytes.NewReader(f.in.Data), int64(len(f.in.Data)))
 	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	return buf.Bytes(), w.FormDataContentType(), nil
+	return form.Request(req), nil
 }

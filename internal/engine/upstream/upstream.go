@@ -87,7 +87,16 @@ type Request struct {
 	JSON        any
 	Body        []byte
 	ContentType string
-	Header      http.Header
+	// BodyReader, when JSON and Body are nil, is the body, read as it is
+	// sent (a file from storage, a multipart Form) rather than copied
+	// first; BodyLength is its length, sent as Content-Length (0 or less:
+	// unknown, sent chunked).
+	BodyReader io.Reader
+	BodyLength int64
+	Header     http.Header
+	// Answer, when not nil, receives the headers of a 2xx answer (the
+	// Gemini API's X-Goog-Upload-URL).
+	Answer *http.Header
 	// Timeout replaces SubmitTimeout or PollTimeout for this request (a
 	// synchronous image API may need minutes).
 	Timeout time.Duration
@@ -127,10 +136,15 @@ func (c *Client) do(ctx context.Context, r Request) (status int, hdr http.Header
 		rd, ctype = bytes.NewReader(b), "application/json"
 	} else if r.Body != nil {
 		rd = bytes.NewReader(r.Body)
+	} else if r.BodyReader != nil {
+		rd = io.NopCloser(r.BodyReader) // never rewound: a lost connection is not retried
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, c.url(r.Path), rd)
 	if err != nil {
 		return 0, nil, nil, false, fmt.Errorf("%s: %s", c.Name, c.Clean(err.Error()))
+	}
+	if r.JSON == nil && r.Body == nil && r.BodyReader != nil && r.BodyLength > 0 {
+		req.ContentLength = r.BodyLength
 	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
@@ -171,6 +185,9 @@ func (c *Client) Submit(ctx context.Context, r Request, out any) error {
 		return fmt.Errorf("%s: submit sent but no answer read: %s", c.Name, c.Clean(err.Error()))
 	}
 	if status/100 == 2 {
+		if r.Answer != nil {
+			*r.Answer = hdr
+		}
 		if out != nil {
 			if err := json.Unmarshal(body, out); err != nil {
 				return fmt.Errorf("%s: submit accepted (%d) but its answer is unreadable: %v", c.Name, status, err)

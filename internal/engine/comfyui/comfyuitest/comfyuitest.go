@@ -97,16 +97,18 @@ type Server struct {
 	srv *httptest.Server
 	key string
 
-	mu         sync.Mutex
-	jobs       map[string]*job
-	order      []string // prompt ids in queue order
-	history    map[string]map[string]any
-	files      map[string][]byte // "subfolder/filename" → bytes
-	uploads    map[string][]byte
-	number     int
-	drop       bool
-	interrupts int
-	deletes    int
+	mu      sync.Mutex
+	jobs    map[string]*job
+	order   []string // prompt ids in queue order
+	history map[string]map[string]any
+	files   map[string][]byte // "subfolder/filename" → bytes
+	uploads map[string][]byte
+	// uploadCount counts accepted uploads of every type.
+	uploadCount int
+	number      int
+	drop        bool
+	interrupts  int
+	deletes     int
 }
 
 type job struct {
@@ -453,31 +455,86 @@ func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// MaxUploadSize is ComfyUI's default --max-upload-size (100 MB), the
+// aiohttp client_max_size of its server: a larger request body is 413.
+const MaxUploadSize = 100 << 20
+
+// handleUpload is server.py's upload_image/image_upload (read at
+// comfyanonymous/ComfyUI@005f3ba4, 2026-11-23): the form's "image" must
+// be a file part with a filename (else 400; a plain "image" field has no
+// .file: 500), "type" is input (default), temp or output (anything else
+// leaves type_dir unset: 500), "subfolder" must stay inside that
+// directory (else 400), and "overwrite" is "true" or "1" to replace a
+// file of the same name; otherwise an identical file keeps its name and a
+// different one is saved as "name (1).ext". The answer is {"name",
+// "subfolder", "type"}. Only uploads of type input are what LoadImage
+// reads.
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > MaxUploadSize {
+		http.Error(w, "413: Request Entity Too Large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadSize)
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
+	internal := func() {
+		http.Error(w, "500 Internal Server Error\n\nServer got itself in trouble", http.StatusInternalServerError)
+	}
+	typ := "input"
+	if vs, ok := r.MultipartForm.Value["type"]; ok {
+		typ = vs[0]
+	}
+	if typ != "input" && typ != "temp" && typ != "output" {
+		internal() // get_dir_by_type leaves type_dir unbound
+		return
+	}
 	f, hdr, err := r.FormFile("image")
-	if err != nil || hdr.Filename == "" {
+	if err != nil {
+		if _, plain := r.MultipartForm.Value["image"]; plain {
+			internal() // a str has no .file
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if hdr.Filename == "" {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
 	data, _ := io.ReadAll(f)
-	name := path.Base(hdr.Filename)
+	name := hdr.Filename // multipart has already kept only its base name
 	subfolder := r.FormValue("subfolder")
+	// os.path.commonpath((upload_dir, filepath)) != upload_dir: 400.
+	if sub := path.Clean(subfolder); strings.HasPrefix(sub, "/") || sub == ".." || strings.HasPrefix(sub, "../") || name == "." || name == ".." {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	key := strings.TrimPrefix(path.Clean(subfolder+"/"+name), "/")
 	s.mu.Lock()
-	key := strings.TrimPrefix(subfolder+"/"+name, "/")
-	if r.FormValue("overwrite") != "true" && r.FormValue("overwrite") != "1" {
-		for i := 1; s.uploads[key] != nil && !bytes.Equal(s.uploads[key], data); i++ {
-			ext := path.Ext(name)
-			name = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(path.Base(hdr.Filename), ext), i, ext)
-			key = strings.TrimPrefix(subfolder+"/"+name, "/")
+	store := s.uploads
+	if typ != "input" {
+		store = map[string][]byte{} // temp and output uploads are not inputs
+	}
+	if ow := r.FormValue("overwrite"); ow != "true" && ow != "1" {
+		for i := 1; store[key] != nil && !bytes.Equal(store[key], data); i++ {
+			ext := path.Ext(hdr.Filename)
+			name = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(hdr.Filename, ext), i, ext)
+			key = strings.TrimPrefix(path.Clean(subfolder+"/"+name), "/")
 		}
 	}
-	s.uploads[key] = data
+	store[key] = data
+	s.uploadCount++
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"name": name, "subfolder": subfolder, "type": "input"})
+	writeJSON(w, http.StatusOK, map[string]any{"name": name, "subfolder": subfolder, "type": typ})
+}
+
+// UploadCount returns how many uploads the fake accepted.
+func (s *Server) UploadCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uploadCount
 }
 
 func (s *Server) handleView(w http.ResponseWriter, r *http.Request) {

@@ -64,6 +64,10 @@ type Server struct {
 	files   map[string][]byte
 	seq     int
 	cancels int
+	// uploads are the Files API's resumable uploads by upload_id, and
+	// inputs the files they made by id (files.go).
+	uploads map[string]*upload
+	inputs  map[string]*inputFile
 }
 
 type op struct {
@@ -79,12 +83,14 @@ type op struct {
 // New starts a fake Gemini API, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", ops: map[string]*op{}, files: map[string][]byte{}}
+	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", ops: map[string]*op{}, files: map[string][]byte{},
+		uploads: map[string]*upload{}, inputs: map[string]*inputFile{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleCall)
 	mux.HandleFunc("GET /v1beta/models/{model}/operations/{id}", s.handleGet)
 	mux.HandleFunc("POST /v1beta/models/{model}/operations/{call}", s.handleCancel)
 	mux.HandleFunc("GET /v1beta/files/{call}", s.handleFile)
+	mux.HandleFunc("POST /upload/v1beta/files", s.handleUpload)
 	mux.HandleFunc("GET /v1beta/models", func(w http.ResponseWriter, r *http.Request) {
 		if s.authorized(w, r) {
 			writeJSON(w, map[string]any{"models": []any{map[string]any{"name": "models/gemini-2.5-flash-image"}}, "nextPageToken": "x"})
@@ -223,6 +229,12 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	if msg := checkModel(model, method, body); msg != "" {
 		rpcStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", msg)
 		return
+	}
+	if method == "generateContent" {
+		if code, status, msg := s.checkFileData(body); code != 0 {
+			rpcStatus(w, code, status, msg)
+			return
+		}
 	}
 
 	if status, ok := s.TakeSubmitFailure(); ok {
@@ -538,9 +550,14 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{})
 }
 
-// handleFile serves a video: GET /v1beta/files/{id}:download?alt=media.
+// handleFile serves a video (GET /v1beta/files/{id}:download?alt=media)
+// or an uploaded file's metadata (GET /v1beta/files/{id}).
 func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
+		return
+	}
+	if !strings.HasSuffix(r.PathValue("call"), ":download") {
+		s.handleFileGet(w, r)
 		return
 	}
 	s.mu.Lock()
