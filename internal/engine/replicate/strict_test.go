@@ -1,7 +1,10 @@
 package replicate
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -71,5 +74,44 @@ func TestBackgroundRemoverJPEG(t *testing.T) {
 	m := mapJob(job, false)
 	if len(m.fields) > 0 || m.input["format"] != "jpg" {
 		t.Errorf("input %v, refused %v", m.input, m.fields)
+	}
+}
+
+// TestFakeRefusesOffSchema: for every model whose schema the fake holds, an
+// input naming a field the schema lacks, and missing the fields it
+// requires, is answered 422 with Replicate's problem JSON naming each, and
+// no prediction is created.
+func TestFakeRefusesOffSchema(t *testing.T) {
+	f := replicatetest.New(t)
+	for name, sc := range replicatetest.Schemas {
+		path, body := "/models/"+name+"/predictions", map[string]any{"input": map[string]any{"not_a_field": 1}}
+		if v, ok := replicatetest.Community[name]; ok {
+			path, body["version"] = "/predictions", name+":"+v
+		}
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", f.URL()+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+f.Key())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Title, Detail string
+			Status        int
+		}
+		json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnprocessableEntity || p.Status != 422 || p.Title != "Input validation failed" ||
+			!strings.Contains(p.Detail, "input.not_a_field: ") {
+			t.Errorf("%s: %d %+v, want 422 naming input.not_a_field", name, resp.StatusCode, p)
+		}
+		for _, req := range sc.Required() {
+			if !strings.Contains(p.Detail, "input."+req+": field required") {
+				t.Errorf("%s: %q does not name the missing %s", name, p.Detail, req)
+			}
+		}
+	}
+	if n := f.Submissions(); n != 0 {
+		t.Errorf("%d predictions created from refused inputs", n)
 	}
 }

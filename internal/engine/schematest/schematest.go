@@ -79,6 +79,17 @@ func (s *Schema) Names() []string {
 	return names
 }
 
+// Required returns the names of the required fields, sorted.
+func (s *Schema) Required() []string {
+	var out []string
+	for _, n := range s.Names() {
+		if f, _ := s.fields(); f[n].required {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Enum returns the values of an enum field, nil if it is not one.
 func (s *Schema) Enum(name string) []string {
 	fs, _ := s.fields()

@@ -93,20 +93,22 @@ var Schemas = map[string]*schematest.Schema{
 		Fields: "prompt:str! aspect_ratio:enum(1:1|9:16|16:9|3:4|4:3) output_format:enum(jpg|png) safety_filter_level:enum(block_low_and_above|block_medium_and_above|block_only_high)",
 	},
 	"black-forest-labs/flux-2-pro": {
-		Source: "https://replicate.com/black-forest-labs/flux-2-pro/versions/285631b5656a1839331cd9af0d82da820e2075db12046d1d061c681b2f206bc6/api (the page gives aspect_ratio, resolution and output_format no enum values, so only their types are checked)",
-		Read:   read,
-		Fields: "prompt:str! input_images:urls[..8] aspect_ratio:str resolution:str width:int[256..2048] height:int[256..2048] " +
-			"safety_tolerance:int[1..5] seed:int output_format:str output_quality:int[0..100]",
+		Source: nodetool("image/generate.py") + " (version ccb5e331…); the same enums in " + router9("image") +
+			"; field names first read on https://replicate.com/black-forest-labs/flux-2-pro/versions/285631b5656a1839331cd9af0d82da820e2075db12046d1d061c681b2f206bc6/api",
+		Read: read,
+		Fields: "prompt:str! input_images:urls[..8] aspect_ratio:enum(match_input_image|custom|1:1|16:9|3:2|2:3|4:5|5:4|9:16|3:4|4:3) " +
+			"resolution:enum(match_input_image|0.5~MP|1~MP|2~MP|4~MP) width:int[256..2048] height:int[256..2048] " +
+			"safety_tolerance:int[1..5] seed:int output_format:enum(webp|jpg|png) output_quality:int[0..100]",
 	},
 	"google/veo-3.1-fast": {
-		Source: "https://replicate.com/google/veo-3.1-fast/api (field names, types and the resolution enum as in api.core.today/v1/models/google/veo-3.1-fast/llms.txt; its duration and aspect ratio values disagree with Google's Veo 3.1 (4, 6, 8 s; 16:9, 9:16), so only their types are checked)",
+		Source: nodetool("video/generate.py") + " (version ba987ace…); the same enums in " + router9("video"),
 		Read:   read,
-		Fields: "prompt:str! aspect_ratio:str duration:int image:url last_frame:url negative_prompt:str resolution:enum(720p|1080p) generate_audio:bool seed:int",
+		Fields: "prompt:str! aspect_ratio:enum(16:9|9:16) duration:ienum(4|6|8) image:url last_frame:url negative_prompt:str resolution:enum(720p|1080p) generate_audio:bool seed:int",
 	},
 	"google/veo-3-fast": {
-		Source: "https://replicate.com/google/veo-3-fast/versions/368d4063e21ecf73746b8e6d27989837d97ba07b5eca43a4e5488c852e10c2ec/api (field names and types; the page does not list the enum values, so only types are checked)",
+		Source: router9("video") + "; field names first read on https://replicate.com/google/veo-3-fast/versions/368d4063e21ecf73746b8e6d27989837d97ba07b5eca43a4e5488c852e10c2ec/api",
 		Read:   read,
-		Fields: "prompt:str! aspect_ratio:str duration:int image:url negative_prompt:str resolution:str generate_audio:bool seed:int",
+		Fields: "prompt:str! aspect_ratio:enum(16:9|9:16) duration:ienum(4|6|8) image:url negative_prompt:str resolution:enum(720p|1080p) generate_audio:bool seed:int",
 	},
 	"google/nano-banana": {
 		Source: "https://replicate.com/google/nano-banana/versions/f0a9d34b12ad1c1cd76269a844b218ff4e64e128ddaba93e15891f47368958a0/api (enums as in api.core.today/v1/models/google/nano-banana/llms.txt)",
@@ -149,9 +151,9 @@ var Schemas = map[string]*schematest.Schema{
 			Bad: func(in map[string]any) bool { _, end := in["end_image"]; return end && in["mode"] != "pro" }}},
 	},
 	"wan-video/wan-2.5-i2v": {
-		Source: "https://replicate.com/wan-video/wan-2.5-i2v/api (fields as in api.core.today/v1/models/wan-video/wan-2.5-i2v/llms.txt)",
+		Source: "https://replicate.com/wan-video/wan-2.5-i2v/api (fields as in api.core.today/v1/models/wan-video/wan-2.5-i2v/llms.txt; duration 5 or 10 as in " + router9("video") + ")",
 		Read:   read,
-		Fields: "prompt:str! image:url! duration:int[..10] resolution:enum(480p|720p|1080p) negative_prompt:str audio:url seed:int enable_prompt_expansion:bool",
+		Fields: "prompt:str! image:url! duration:ienum(5|10) resolution:enum(480p|720p|1080p) negative_prompt:str audio:url seed:int enable_prompt_expansion:bool",
 	},
 	"codeplugtech/face-swap": {
 		Source: "https://replicate.com/codeplugtech/face-swap/api (version 278a81e7…)",
