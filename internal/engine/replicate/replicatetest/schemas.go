@@ -247,7 +247,7 @@ var Schemas = map[string]*schematest.Schema{
 		// No copy of v2.6's own schema was found. The closest: the v3
 		// motion-control version of the same family, and a public app
 		// calling v2.6 on Replicate with exactly these six fields.
-		Source: "closest, not v2.6's own: " + nodetool("video/generate.py") + " kwaivgi/kling-v3-motion-control (version 15430b30…); v2.6 called with the same six fields (mode std, image, video, prompt, keep_original_sound, character_orientation) by a public NestJS app's meme-generation processor (find_string \"kling-v2.6-motion-control\")",
+		Source: "closest, not v2.6's own: " + nodetool("video/generate.py") + " kwaivgi/kling-v3-motion-control (version 15430b30…); v2.6 called with the same six fields (mode std, image, video, prompt, keep_original_sound, character_orientation) in github.com/Y-allery/yallery-backend@c5095e7e0d89 src/meme/processors/meme-generation.processor.ts",
 		Read:   read,
 		Fields: "prompt:str image:url! video:url! mode:enum(std|pro) keep_original_sound:bool character_orientation:enum(image|video)",
 	},
