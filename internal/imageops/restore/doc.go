@@ -76,16 +76,24 @@
 //     estimators agree on (grey edge, grey world, white patch: per channel
 //     the estimate nearest neutral when all three lie on the same side).
 //  4. Fade repair, only when the photo measures as faded (black point ≥ 30,
-//     range 24..190, every channel's black point ≥ 16; after denoising
-//     above σ 6 the thresholds move by half the σ above 6): per-channel levels
+//     range 24..190, every channel's black point ≥ 26, at most one channel's
+//     white point ≥ 250 and the luma's 99.9th percentile under 245; after
+//     denoising above σ 6 the thresholds move by half the σ above 6) and
+//     its black floor is that of a print, not of haze or a pale scene
+//     (floor.go: the detailed regions reach the black point and the
+//     darkest regions' blacks have one colour, or the fade has a cast the
+//     estimators agree on of 0.06 or more): per-channel levels
 //     onto 10..246 with each channel's gain within 1/1.3..1.3 of the
 //     luma's, then saturation × 1.2.
 //  5. Colour balance by the grey-edge hypothesis (van de Weijer, Gevers,
 //     Gijsenij, "Edge-based color constancy", IEEE TIP 16(9), 2007; first
 //     order, Minkowski p=1 of the gradient magnitudes), gains limited to
-//     0.8..1.25, luminance kept, only after a fade repair (70 % of the
-//     correction) or when the agreed cast is at least 0.12 from neutral,
-//     plus 0.002 per σ above 6 removed (all of it).
+//     0.8..1.25 per channel, then scaled together so that none is under
+//     1 (the dimmed channels raised, none darkened) unless a channel's
+//     white point would pass 255, only after
+//     a fade repair (70 % of the correction) or when the agreed cast is at
+//     least 0.12 from neutral, plus 0.002 per σ above 6 removed (all of
+//     it).
 //  6. Unsharp mask on luma (Gaussian sigma 1, gain 0.35, details under 2
 //     levels ignored) only after deblocking or scratch filling: after
 //     denoising it cost PSNR.

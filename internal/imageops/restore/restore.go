@@ -44,7 +44,9 @@ type Options struct {
 	SharpenAmount float64
 	// ColorStrength is how much of the estimated colour cast is removed
 	// when the photo is measured to have one (default 1, or 0.7 after a
-	// fade repair); gains are limited to 0.8..1.25 whatever the strength.
+	// fade repair); each channel's correction is limited to 0.8..1.25
+	// whatever the strength, then the gains are scaled so that none is
+	// under 1 unless a white point would pass 255.
 	ColorStrength float64
 }
 
@@ -74,6 +76,10 @@ type Report struct {
 	// CLAHE then repaired.
 	BlackPoint, Range float64
 	Faded             bool
+	// Floor is where the blacks are (floor.go), measured when the black
+	// point and range look faded; Faded needs it uniform across the frame
+	// (not haze or a pale scene).
+	Floor FloorStats
 	// Cast is the colour cast the illuminant estimators agree on (R, G, B,
 	// mean 1); the colour balance runs when the photo is faded or this
 	// cast is at least castGate from neutral.
@@ -155,6 +161,13 @@ func RestoreReport(img image.Image, opts Options) (*image.NRGBA, Report, error) 
 		removed = rep.Sigma
 	}
 	rep.Faded = faded(t, removed)
+	if rep.Faded {
+		// lifted blacks and a narrow range: a faded print if its black
+		// floor is the same across the frame, the fade has a cast or the
+		// range is very narrow (floor.go); else haze or a pale scene
+		rep.Floor = floor(m, t)
+		rep.Faded = rep.Floor.uniform() || tintedFade(castEstimate(m, t), removed) || washedOut(t, removed)
+	}
 	if rep.Faded && !opts.SkipCLAHE {
 		levelsLimited(m, t, fadeTargetLo, fadeTargetHi, fadeChannelLimit)
 		saturate(m, fadeSaturation)
@@ -173,7 +186,7 @@ func RestoreReport(img image.Image, opts Options) (*image.NRGBA, Report, error) 
 			s = castColorStrength
 		}
 		if rep.Faded || casted(rep.Cast, removed) {
-			rep.Gains = colorBalance(m, s)
+			rep.Gains = colorBalance(m, s, t.hi)
 		}
 	}
 	if !opts.SkipCLAHE && opts.CLAHEStrength > 0 {
@@ -313,10 +326,15 @@ func claheRGB(m *imageops.RGB, clip, strength float64) {
 // ---- colour balance ----
 
 // colorBalance estimates the illuminant with the grey-edge hypothesis
-// (greyEdge) and removes strength of the cast, with every gain limited to
-// 0.8..1.25 and the luminance kept. Flat or nearly flat images are left
-// alone.
-func colorBalance(m *imageops.RGB, strength float64) [3]float64 {
+// (greyEdge) and removes strength of the cast, each channel's correction
+// limited to 0.8..1.25 before the gains are scaled together so that the
+// smallest is 1: the channels a cast dimmed are raised rather than the
+// others darkened, unless that takes a channel's white point (white:
+// the 99.5th percentiles) past 255, where they are scaled down to reach
+// it. Until 2026-11-23 the luminance was kept instead, which left a photo
+// whose channels a cast had dimmed darker than it was (warm-cast Kodak24:
+// 26.19 dB then). Flat or nearly flat images are left alone.
+func colorBalance(m *imageops.RGB, strength float64, white [3]float64) [3]float64 {
 	gains := [3]float64{1, 1, 1}
 	e := greyEdge(m)
 	if e == gains {
@@ -327,8 +345,9 @@ func colorBalance(m *imageops.RGB, strength float64) [3]float64 {
 		g = 1 + strength*(g-1)
 		gains[c] = math.Min(1.25, math.Max(0.8, g))
 	}
-	// keep the luminance: normalise the gains' luma-weighted mean to 1
-	l := 0.299*gains[0] + 0.587*gains[1] + 0.114*gains[2]
+	// darken no channel, unless a white point would pass 255
+	l := min(gains[0], gains[1], gains[2])
+	l = max(l, max(gains[0]*white[0], gains[1]*white[1], gains[2]*white[2])/255)
 	for c := range gains {
 		gains[c] /= l
 	}

@@ -10,7 +10,9 @@ import (
 // photos of Kodak24 and CBSD68 and on faded versions of Kodak24 (Fadings):
 // every faded photo of the three fading kinds, no clean Kodak24 photo, 4
 // of the 68 CBSD68 ones (misty scenes: 109053, 227092, 260058, 296007)
-// and none of the 24 warm-cast ones look faded by these numbers.
+// and none of the 24 warm-cast ones look faded by these numbers; the four
+// misty ones are told from fading by fadeTopWhite and by where their
+// blacks are (floor.go).
 // fadeChannelBlack was 16 until 2026-11-23; at 26 it no longer takes
 // 103070, 196073 and 299086 (one channel's black at 20-25: a deep blue or
 // red object) for faded, while the lowest channel black of a faded
@@ -28,6 +30,11 @@ const (
 	fadeSaturation   = 1.2  // colour given back to a faded photo
 	castGate         = 0.12 // consensus cast that calls for colour balance
 	fadeWhite        = 250  // a channel whose white point is this or more is not dimmed
+	// a faded photo's luma 99.9th percentile is under this: a print fades
+	// at both ends, so not even small highlights keep the paper's white
+	// (109053, a coyote in backlit dust: blacks lifted by a uniform veil,
+	// rim-lit fur at 249; the faded set at most 226)
+	fadeTopWhite = 245
 
 	fadeColorStrength = 0.7 // grey-edge balance after a fade repair
 	castColorStrength = 1.0 // grey-edge balance of a measured cast
@@ -38,6 +45,8 @@ const (
 // lifts the black point and denoising narrows the range, so that on
 // Kodak24 at σ 50 four of six denoised photos measured as faded by the
 // plain gate (black points 32-47). Film grain (σ 3-6) needs no margin.
+// fadeTopWhite moves up by the same margin (what noise is left lifts the
+// brightest pixels).
 const (
 	fadeNoiseMargin = 0.5
 	fadeNoiseFree   = 6.0
@@ -55,12 +64,15 @@ func casted(cast [3]float64, sigma float64) bool {
 	return castOf(cast) >= castGate+castNoiseMargin*max(sigma-fadeNoiseFree, 0)
 }
 
-// faded reports whether t shows fading: lifted blacks and a narrow range.
+// faded reports whether t shows fading: lifted blacks, a narrow range and
+// no white highlights. It is the global gate: floor (floor.go) then tells
+// fading from haze and pale scenes.
 // sigma is the noise deviation removed before t was measured (0 if none).
 func faded(t tone, sigma float64) bool {
 	r, m := t.yhi-t.ylo, fadeNoiseMargin*max(sigma-fadeNoiseFree, 0)
 	return t.ylo >= fadeBlack+m && r <= fadeRange-m && r >= fadeMinRange &&
-		min(t.lo[0], t.lo[1], t.lo[2]) >= fadeChannelBlack+m && !fullWhites(t)
+		min(t.lo[0], t.lo[1], t.lo[2]) >= fadeChannelBlack+m && !fullWhites(t) &&
+		t.ytop < fadeTopWhite+m
 }
 
 // fullWhites reports whether two or more channels reach fadeWhite at
@@ -91,6 +103,7 @@ func castOf(e [3]float64) float64 {
 type tone struct {
 	lo, hi   [3]float64 // each channel's 0.5th and 99.5th percentile
 	ylo, yhi float64    // the same for luma
+	ytop     float64    // and the luma's 99.9th percentile
 	edge     [3]float64 // grey-edge illuminant estimate, normalised to mean 1
 	chroma   float64    // mean distance of a pixel from its grey, in levels
 }
@@ -124,8 +137,8 @@ func measureTone(m *imageops.RGB) tone {
 		q := percentiles(p, 0.005, 0.995)
 		t.lo[c], t.hi[c] = q[0], q[1]
 	}
-	q := percentiles(lumaOf(m), 0.005, 0.995)
-	t.ylo, t.yhi = q[0], q[1]
+	q := percentiles(lumaOf(m), 0.005, 0.995, 0.999)
+	t.ylo, t.yhi, t.ytop = q[0], q[1], q[2]
 	t.edge = greyEdge(m)
 	var s float64
 	for i := range m.R {
