@@ -29,10 +29,11 @@ import (
 // servers are child processes of this one (the same binary); the clients
 // run here. docs/benchmarks.md explains the method and keeps the figures.
 func benchSubmit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var data, database, model string
+	var data, database, model, profile string
 	var clients, rounds, workers, preload int
 	var duration, delay time.Duration
 	f := newFlags("bench submit", getenv, stderr)
+	f.StringVar(&profile, "profile", "", "directory to write the server's CPU profile of the first round to (cpu.pprof)")
 	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
 	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
 	f.StringVar(&model, "model", "flux", "model of the generate requests")
@@ -57,7 +58,11 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	srv, err := startBenchServer(ctx, data, database, "--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers))
+	serve := []string{"--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers)}
+	if profile != "" {
+		serve = append(serve, "--admin-addr", "127.0.0.1:0")
+	}
+	srv, err := startBenchServer(ctx, data, database, serve...)
 	if err != nil {
 		return err
 	}
@@ -88,7 +93,17 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	fmt.Fprintf(stdout, "%-12s %10s %10s %10s %9s %8s %10s\n", "target", "submits/s", "p50", "p99", "ok", "errors", "server CPU")
 	var best float64
 	for i := range rounds {
+		var profiled chan error
+		if i == 0 && profile != "" {
+			profiled = make(chan error, 1)
+			go func() { profiled <- benchCPUProfile(srv, profile, duration) }()
+		}
 		r := benchRound(ctx, srv, key, body, clients, duration)
+		if profiled != nil {
+			if err := <-profiled; err != nil {
+				return fmt.Errorf("profile: %w", err)
+			}
+		}
 		best = max(best, r.rate())
 		r.print(stdout, fmt.Sprintf("gengate #%d", i+1))
 	}
@@ -554,6 +569,27 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stdout, "  first error: %s\n", e)
 	}
 	return nil
+}
+
+// benchCPUProfile saves the child's CPU profile over the next d (from its
+// --admin-addr listener) as dir/cpu.pprof.
+func benchCPUProfile(c *benchChild, dir string, d time.Duration) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", c.admin, max(int(d.Seconds()), 1)))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %.200s", resp.Status, b)
+	}
+	return os.WriteFile(filepath.Join(dir, "cpu.pprof"), b, 0o644)
 }
 
 // benchProfiles saves the child's heap profile and goroutine stacks

@@ -141,6 +141,9 @@ func BenchmarkCreateTask16(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+			if batches, items := s.CreateBatches(); batches > 0 {
+				b.ReportMetric(float64(items)/float64(batches), "tasks/batch")
+			}
 		})
 	}
 }

@@ -3,9 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gengate/gengate"
 )
 
 // ClaimPlan returns the database's plan of the due-task claim, one line
@@ -86,4 +89,44 @@ func (s *DB) OnCommit(tb testing.TB, f func(writes int) error) {
 // Write runs fn as one write: in a batch of the writer on SQLite.
 func (s *DB) Write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.tx(ctx, fn)
+}
+
+// CreateBatches returns how many batches of task creations the store sent
+// to PostgreSQL, and how many tasks they held (pgcreate.go).
+func (s *DB) CreateBatches() (batches, items int64) {
+	if s.create == nil {
+		return 0, 0
+	}
+	return s.create.batches.Load(), s.create.items.Load()
+}
+
+// CreateQueued returns how many task creations wait for a batch.
+func (s *DB) CreateQueued() int {
+	s.create.mu.Lock()
+	defer s.create.mu.Unlock()
+	return len(s.create.queue)
+}
+
+// SendCreateBatch sends the tasks to PostgreSQL as one batch of
+// gengate_create_tasks, as the batcher would, and returns for each
+// whether the batch created it (with the balance after it), or left it to
+// be created alone, or failed it.
+func (s *DB) SendCreateBatch(tasks []*gengate.Task) (plain, alone []bool, balances []int, err error) {
+	jobs := make([]*createJob, len(tasks))
+	for i, t := range tasks {
+		options, err := encodeOptions(t.Options)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		inputs, _ := json.Marshal(t.Inputs)
+		jobs[i] = &createJob{ctx: context.Background(), t: t, options: options, inputs: string(inputs), done: make(chan struct{})}
+	}
+	s.create.send(jobs)
+	for _, j := range jobs {
+		plain, alone, balances = append(plain, j.plain), append(alone, j.alone), append(balances, j.balance)
+		if j.err != nil {
+			err = j.err
+		}
+	}
+	return plain, alone, balances, err
 }

@@ -42,6 +42,8 @@ type DB struct {
 	postgres bool
 	url      string
 	connWait time.Duration // PostgreSQL: longest a request waits for a connection (connbudget.go)
+	create   *pgCreator    // PostgreSQL: gathers task creations into batches (pgcreate.go)
+	work     *workNotifier // PostgreSQL: wakes the workers after a commit (pgnotify.go)
 }
 
 var _ gengate.Store = (*DB)(nil)
@@ -121,6 +123,9 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 	}
 	if !s.postgres {
 		s.w = newGroupWriter(s.db, o.sqliteBatch)
+	} else {
+		s.work = newWorkNotifier(s.db)
+		s.create = newPGCreator(s.db, o.postgresConns, s.work.wake)
 	}
 	return s, nil
 }
@@ -186,6 +191,9 @@ func (s *DB) reader() *sql.DB {
 func (s *DB) Close() error {
 	if s.w != nil {
 		s.w.close()
+	}
+	if s.work != nil {
+		s.work.close()
 	}
 	if s.read != nil {
 		s.read.Close()
@@ -306,13 +314,6 @@ func (s *DB) listenOnce(ctx context.Context, fn func(channel, payload string)) e
 		}
 		fn(n.Channel, n.Payload)
 	}
-}
-
-// isNotPlain reports whether err is gengate_create_task's GG001: the
-// request is a replay or a refusal, and nothing was written.
-func isNotPlain(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "GG001"
 }
 
 // isUnique reports whether err is a unique-constraint violation.

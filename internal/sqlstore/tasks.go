@@ -143,23 +143,19 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	if err != nil {
 		return res, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}
-	if s.postgres && t.WebhookURL == "" && t.Status != gengate.StatusNeedsReview {
-		// One round trip for the common case; the account row's lock is
-		// held for one statement and its commit, not for a conversation.
-		var balance int
-		err := s.db.QueryRowContext(ctx, `SELECT gengate_create_task($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-			$11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
-			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-			encodeRoute(t.Route), t.KeyID, encodeInputURLs(t.InputURLs), gengate.UTCDay(t.CreatedAt)).Scan(&balance)
-		if err == nil {
-			return gengate.CreateResult{Task: t, Balance: balance}, nil
-		}
-		if tooManyClients(err) { // refused at connect: nothing was sent
-			return res, overloaded()
-		}
-		if !isNotPlain(err) && !isUnique(err) {
-			return res, err
+	if s.create != nil && t.WebhookURL == "" && t.Status != gengate.StatusNeedsReview {
+		// Gathered with the concurrent creations into one call and one
+		// commit (pgcreate.go).
+		j := &createJob{ctx: ctx, t: t, options: options, inputs: string(inputs)}
+		s.create.create(j)
+		switch {
+		case j.plain:
+			return gengate.CreateResult{Task: t, Balance: j.balance}, nil
+		case j.err != nil:
+			if tooManyClients(j.err) { // refused at connect: nothing was sent
+				return res, overloaded()
+			}
+			return res, j.err
 		}
 		// Not a plain success, and nothing was written: the transaction
 		// below tells replays and refusals apart.
@@ -238,8 +234,11 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			}
 		}
 		res.Task = t
-		return s.notify(ctx, tx, ChannelWork, t.ID)
+		return nil
 	})
+	if err == nil && s.work != nil {
+		s.work.wake()
+	}
 	if err != nil && t.IdempotencyKey != "" && isUnique(err) {
 		// A concurrent request with the same key committed first: its task
 		// is the one this key names. Nothing of ours was kept.
@@ -443,17 +442,21 @@ func (s *DB) ExtendLease(ctx context.Context, id, token string, until time.Time)
 	})
 }
 
+// soonDue is how soon a released step must be due for its release to wake
+// the workers of every process.
+const soonDue = time.Second
+
 // SaveStep records an active task's progress under its lease.
 func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error {
-	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.update(ctx, tx, t, release); err != nil {
-			return err
-		}
-		if release {
-			return s.notify(ctx, tx, ChannelWork, t.ID)
-		}
-		return nil
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return s.update(ctx, tx, t, release)
 	})
+	if err == nil && release && s.work != nil && !t.RunAt.After(time.Now().Add(soonDue)) {
+		// After the commit (pgnotify.go); a step due later is found by
+		// the workers' timers, so its release wakes no one.
+		s.work.wake()
+	}
+	return err
 }
 
 func (s *DB) update(ctx context.Context, tx *sql.Tx, t *gengate.Task, release bool) error {
