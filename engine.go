@@ -166,6 +166,11 @@ type Input struct {
 	// engine whose provider has an upload API of its own (the Gemini
 	// API's Files API) sends it there rather than inline.
 	Large bool
+	// Open, in a Job for an InputStreamer engine, opens a Large input from
+	// storage, Size bytes long; Data is then nil (input_stream.go). Use
+	// Reader, which serves both.
+	Open func(ctx context.Context) (io.ReadCloser, error)
+	Size int64
 }
 
 // InputKind says what an input field must hold.

@@ -888,10 +888,23 @@ func (s *Service) finish(ctx context.Context, t *Task, refund int) error {
 	return nil
 }
 
-// job builds the engine's view of a task, reading its inputs back.
+// job builds the engine's view of a task, reading its inputs back: whole,
+// or, for an InputStreamer engine, Large ones as streams (input_stream.go).
 func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 	j := s.baseJob(t)
+	st, ok := s.Engines[t.Engine].(InputStreamer)
+	streams := ok && st.StreamsInputs()
 	for name, key := range t.Inputs {
+		if streams {
+			in, ok, err := s.streamedInput(ctx, t, name, key)
+			if err != nil {
+				return j, err
+			}
+			if ok {
+				j.Inputs[name] = in
+				continue
+			}
+		}
 		data, err := s.Blobs.Get(ctx, key)
 		if err != nil {
 			return j, fmt.Errorf("read input %s: %w", name, err)

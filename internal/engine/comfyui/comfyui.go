@@ -40,6 +40,8 @@ var (
 	_ gengate.Engine    = (*Engine)(nil)
 	_ gengate.Validator = (*Engine)(nil)
 	_ gengate.Canceler  = (*Engine)(nil)
+
+	_ gengate.InputStreamer = (*Engine)(nil)
 )
 
 // Config configures the engine: BaseURL is the server (COMFYUI_URL,
@@ -63,6 +65,10 @@ func (e *Engine) Name() string { return "comfyui" }
 // Repeatable returns false: GPU time is not free and outputs are not
 // deterministic. (Submit still finds a prompt an earlier call queued.)
 func (e *Engine) Repeatable() bool { return false }
+
+// StreamsInputs says Submit reads large inputs from storage as it uploads
+// them (gengate.InputStreamer).
+func (e *Engine) StreamsInputs() bool { return true }
 
 // IdempotentSubmit says a repeated Submit for a task is safe: the prompt id
 // is the task id, and Submit attaches to a prompt that already exists
@@ -181,22 +187,27 @@ func (e *Engine) get(ctx context.Context, p string, out any, atSubmit bool) erro
 // a name made of the task id and the field) and returns the name LoadImage
 // reads it by.
 func (e *Engine) upload(ctx context.Context, id, field string, in gengate.Input) (string, error) {
-	if len(in.Data) == 0 {
+	// The file part is read from the input (its bytes, or the stored file
+	// of a large one) as the request goes, not copied into the body first.
+	r, size, err := upstream.InputReader(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	if size == 0 {
 		return "", gengate.Errorf(gengate.EInvalid, "comfyui: input %s is empty", field)
 	}
-	ext := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}[http.DetectContentType(in.Data)]
-	if ext == "" {
-		ext = ".png"
-	}
-	fname := "gengate-" + safeName(id) + "-" + safeName(field) + ext
 	ct := in.ContentType
 	if ct == "" {
 		ct = http.DetectContentType(in.Data)
 	}
-	// The file part is read from the input as the request goes, not
-	// copied into the body first.
+	ext := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}[ct]
+	if ext == "" {
+		ext = ".png"
+	}
+	fname := "gengate-" + safeName(id) + "-" + safeName(field) + ext
 	form := upstream.NewForm()
-	form.File("image", fname, ct, bytes.NewReader(in.Data), int64(len(in.Data)))
+	form.File("image", fname, ct, r, size)
 	form.Field("overwrite", "true")
 	form.Field("type", "input")
 	var ans struct {
@@ -204,7 +215,7 @@ func (e *Engine) upload(ctx context.Context, id, field string, in gengate.Input)
 		Subfolder string `json:"subfolder"`
 		Type      string `json:"type"`
 	}
-	err := e.client.Submit(ctx, form.Request(upstream.Request{Method: http.MethodPost, Path: "/upload/image"}), &ans)
+	err = e.client.Submit(ctx, form.Request(upstream.Request{Method: http.MethodPost, Path: "/upload/image"}), &ans)
 	var ue *gengate.UpstreamError
 	if err != nil && !errors.As(err, &ue) {
 		// An upload costs nothing: a lost answer is worth another try.

@@ -3,12 +3,15 @@ package comfyui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/comfyui/comfyuitest"
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // TestUploadFakeFollowsServerPy: the fake's POST /upload/image answers
@@ -108,5 +111,28 @@ func TestUploadSendsWhatServerPyReads(t *testing.T) {
 	if len(fh) != 1 || fh[0].Filename != "gengate-task-1-image.png" || fh[0].Size != int64(len(pngInput.Data)) ||
 		form.Value["overwrite"][0] != "true" || form.Value["type"][0] != "input" {
 		t.Errorf("form files %v values %v", form.File, form.Value)
+	}
+}
+
+// TestStreamedInputUpload: a large input that comes as a stream from
+// storage is uploaded whole; one whose storage fails is Busy, and no
+// prompt is queued.
+func TestStreamedInputUpload(t *testing.T) {
+	f, e := newEngine(t)
+	job := editJob()
+	job.Inputs = map[string]gengate.Input{"image": upstreamtest.Streamed(pngInput)}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Upload("gengate-" + job.TaskID + "-image.png"); !bytes.Equal(got, pngInput.Data) {
+		t.Fatalf("uploaded %d bytes, want the input's %d", len(got), len(pngInput.Data))
+	}
+	job = editJob()
+	job.Inputs = map[string]gengate.Input{"image": upstreamtest.Unreadable(pngInput)}
+	before := f.Submissions()
+	_, err := e.Submit(ctx, job)
+	var ue *gengate.UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != gengate.Busy || f.Submissions() != before {
+		t.Errorf("unreadable input: %v, want Busy and no prompt", err)
 	}
 }

@@ -1,7 +1,6 @@
 package google
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +79,11 @@ func (e *Engine) uploadFile(ctx context.Context, taskID, field string, in gengat
 	if mime == "" {
 		mime = http.DetectContentType(in.Data)
 	}
+	body, size, err := upstream.InputReader(ctx, in) // the stored file, read as it is sent
+	if err != nil {
+		return fileObject{}, err
+	}
+	defer body.Close()
 	start, err := uploadURL(e.client.BaseURL)
 	if err != nil {
 		return fileObject{}, fmt.Errorf("google: upload URL: %w", err)
@@ -90,7 +94,7 @@ func (e *Engine) uploadFile(ctx context.Context, taskID, field string, in gengat
 		Header: http.Header{
 			"X-Goog-Upload-Protocol":              {"resumable"},
 			"X-Goog-Upload-Command":               {"start"},
-			"X-Goog-Upload-Header-Content-Length": {strconv.Itoa(len(in.Data))},
+			"X-Goog-Upload-Header-Content-Length": {strconv.FormatInt(size, 10)},
 			"X-Goog-Upload-Header-Content-Type":   {mime},
 		}}, nil))
 	if err != nil {
@@ -105,7 +109,7 @@ func (e *Engine) uploadFile(ctx context.Context, taskID, field string, in gengat
 	}
 	answer = nil
 	err = busyIfLost(e.client.Submit(ctx, upstream.Request{Method: http.MethodPost, Path: to, Answer: &answer,
-		BodyReader: bytes.NewReader(in.Data), BodyLength: int64(len(in.Data)), ContentType: mime,
+		BodyReader: body, BodyLength: size, ContentType: mime,
 		Header: http.Header{"X-Goog-Upload-Command": {"upload, finalize"}, "X-Goog-Upload-Offset": {"0"}}}, &done))
 	if err != nil {
 		return fileObject{}, err
@@ -161,10 +165,24 @@ func busy(msg string) error {
 
 // uploadLarge sends the job's large inputs through the Files API when the
 // route's model takes them as fileData (generateContent), and returns
-// their files by input field.
-func (e *Engine) uploadLarge(ctx context.Context, job gengate.Job) (map[string]fileObject, error) {
-	if sp, _ := specFor(job.Route.Upstream, job.Type); sp.method != generateContent {
-		return nil, nil
+// their files by input field. It reads the large inputs that go inline
+// after all (Veo's) into memory: it returns the job with them as Data.
+func (e *Engine) uploadLarge(ctx context.Context, job gengate.Job) (gengate.Job, map[string]fileObject, error) {
+	sp, _ := specFor(job.Route.Upstream, job.Type)
+	inputs := make(map[string]gengate.Input, len(job.Inputs))
+	for field, in := range job.Inputs {
+		if in.Open != nil && sp.method != generateContent {
+			data, err := upstream.InputBytes(ctx, in)
+			if err != nil {
+				return job, nil, err
+			}
+			in.Data, in.Open = data, nil
+		}
+		inputs[field] = in
+	}
+	job.Inputs = inputs
+	if sp.method != generateContent {
+		return job, nil, nil
 	}
 	var files map[string]fileObject
 	for _, field := range sortedKeys(job.Inputs) {
@@ -174,12 +192,12 @@ func (e *Engine) uploadLarge(ctx context.Context, job gengate.Job) (map[string]f
 		}
 		f, err := e.uploadFile(ctx, job.TaskID, field, in)
 		if err != nil {
-			return nil, err
+			return job, nil, err
 		}
 		if files == nil {
 			files = map[string]fileObject{}
 		}
 		files[field] = f
 	}
-	return files, nil
+	return job, files, nil
 }

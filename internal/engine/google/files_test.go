@@ -2,6 +2,7 @@ package google
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/google/googletest"
 	"github.com/gengate/gengate/internal/engine/upstream"
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // TestLargeInputThroughFilesAPI: a large input (Input.Large) to a Gemini
@@ -170,5 +172,39 @@ func TestUploadFailureIsNotPaid(t *testing.T) {
 			t.Errorf("upload answered %d: %v (generateContent called %d times), want kind %d and no call", status, err, calls, kind)
 		}
 		srv.Close()
+	}
+}
+
+// TestStreamedInputs: a large input that comes as a stream from storage
+// goes to the Files API whole for a Gemini image model, and is read whole
+// and sent inline for Veo; one whose storage fails is Busy, nothing sent.
+func TestStreamedInputs(t *testing.T) {
+	f, e := newEngine(t)
+	job := imageJob(flashImage, "1:1", "png")
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Streamed(pngInput)}
+	if _, err := e.Submit(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range f.Uploads() {
+		if !bytes.Equal(data, pngInput.Data) {
+			t.Errorf("uploaded %d bytes, want %d", len(data), len(pngInput.Data))
+		}
+	}
+	v := videoJob(veo31, map[string]any{})
+	v.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Streamed(pngInput)}
+	if _, err := e.Submit(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(f.LastRequest(), "instances", 0, "image", "bytesBase64Encoded"); got != base64.StdEncoding.EncodeToString(pngInput.Data) {
+		t.Errorf("Veo's image: %.40v, want the input inline", got)
+	}
+	before := f.Submissions()
+	for _, j := range []gengate.Job{job, v} {
+		j.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Unreadable(pngInput)}
+		_, err := e.Submit(ctx, j)
+		var ue *gengate.UpstreamError
+		if !errors.As(err, &ue) || ue.Kind != gengate.Busy || f.Submissions() != before || len(f.Uploads()) != 1 {
+			t.Errorf("%s with an unreadable input: %v, want Busy and nothing sent", j.Route.Upstream, err)
+		}
 	}
 }

@@ -34,6 +34,8 @@ var (
 	_ gengate.Engine    = (*Engine)(nil)
 	_ gengate.Validator = (*Engine)(nil)
 	_ gengate.Canceler  = (*Engine)(nil)
+
+	_ gengate.InputStreamer = (*Engine)(nil)
 )
 
 // Config configures the engine: APIKey is the Gemini API key
@@ -50,6 +52,11 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	return &Engine{client: upstream.NewClient("google", cfg, DefaultBaseURL, "x-goog-api-key", "", explain)}
 }
+
+// StreamsInputs says Submit reads large inputs from storage as it uploads
+// them to the Files API (gengate.InputStreamer; Veo's, which go inline,
+// are read whole).
+func (e *Engine) StreamsInputs() bool { return true }
 
 // Name returns "google".
 func (e *Engine) Name() string { return "google" }
@@ -85,7 +92,7 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 	if err := plan(job, false, geminiAPI, nil).err(modelName(job)); err != nil {
 		return gengate.Progress{}, err
 	}
-	files, err := e.uploadLarge(ctx, job) // files.go
+	job, files, err := e.uploadLarge(ctx, job) // files.go
 	if err != nil {
 		return gengate.Progress{}, err
 	}

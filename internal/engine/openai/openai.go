@@ -1,11 +1,11 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -36,6 +36,8 @@ var (
 	_ gengate.Engine    = (*Engine)(nil)
 	_ gengate.Validator = (*Engine)(nil)
 	_ gengate.Canceler  = (*Engine)(nil)
+
+	_ gengate.InputStreamer = (*Engine)(nil)
 )
 
 // Config configures an engine: APIKey is sent as a bearer token
@@ -70,6 +72,10 @@ func newEngine(name string, compatible bool, cfg Config, def string) *Engine {
 	c := upstream.NewClient(name, cfg, def, "Authorization", "Bearer ", explain)
 	return &Engine{name: name, compatible: compatible, client: c, now: time.Now}
 }
+
+// StreamsInputs says Submit reads large inputs from storage as it sends
+// them (gengate.InputStreamer).
+func (e *Engine) StreamsInputs() bool { return true }
 
 // Name returns "openai", or the compatible server's configured name.
 func (e *Engine) Name() string { return e.name }
@@ -149,10 +155,12 @@ func (e *Engine) submitImages(ctx context.Context, job gengate.Job, r *request) 
 			files = append(files, file{"mask", job.Inputs[r.mask]})
 		}
 		req.Path = "/images/edits"
+		var done func()
 		var err error
-		if req, err = multipartBody(req, r.fields, files); err != nil {
+		if req, done, err = multipartBody(ctx, req, r.fields, files); err != nil {
 			return gengate.Progress{}, err
 		}
+		defer done()
 	} else {
 		req.JSON = r.fields
 	}
@@ -250,10 +258,12 @@ type video struct {
 func (e *Engine) submitVideo(ctx context.Context, job gengate.Job, r *request) (gengate.Progress, error) {
 	req := upstream.Request{Method: http.MethodPost, Path: "/videos", Header: e.createHeader(job)}
 	if r.image != "" {
+		var done func()
 		var err error
-		if req, err = multipartBody(req, r.fields, []file{{"input_reference", job.Inputs[r.image]}}); err != nil {
+		if req, done, err = multipartBody(ctx, req, r.fields, []file{{"input_reference", job.Inputs[r.image]}}); err != nil {
 			return gengate.Progress{}, err
 		}
+		defer done()
 	} else {
 		req.JSON = r.fields
 	}
@@ -418,9 +428,21 @@ type file struct {
 
 // multipartBody sets req's body to fields and files as
 // multipart/form-data. Values that are not strings, numbers or booleans
-// are sent as JSON. The files are read from the inputs as the request is
-// sent (upstream.Form), not copied into a second buffer first.
-func multipartBody(req upstream.Request, fields map[string]any, files []file) (upstream.Request, error) {
+// are sent as JSON. The files are read from the inputs (their bytes, or
+// the stored file of a large one) as the request is sent (upstream.Form),
+// not copied into a buffer first; done closes them once it is sent.
+func multipartBody(ctx context.Context, req upstream.Request, fields map[string]any, files []file) (_ upstream.Request, done func(), err error) {
+	var open []io.Closer
+	done = func() {
+		for _, c := range open {
+			c.Close()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
 	form := upstream.NewForm()
 	names := make([]string, 0, len(fields))
 	for k := range fields {
@@ -437,7 +459,7 @@ func multipartBody(req upstream.Request, fields map[string]any, files []file) (u
 		default:
 			b, err := json.Marshal(v)
 			if err != nil {
-				return req, fmt.Errorf("encode field %s: %w", k, err)
+				return req, done, fmt.Errorf("encode field %s: %w", k, err)
 			}
 			s = string(b)
 		}
@@ -452,7 +474,12 @@ func multipartBody(req upstream.Request, fields map[string]any, files []file) (u
 		if ext == "" {
 			ext = "bin"
 		}
-		form.File(f.field, strings.Trim(f.field, "[]")+"."+ext, ct, bytes.NewReader(f.in.Data), int64(len(f.in.Data)))
+		r, n, err := upstream.InputReader(ctx, f.in)
+		if err != nil {
+			return req, done, err
+		}
+		open = append(open, r)
+		form.File(f.field, strings.Trim(f.field, "[]")+"."+ext, ct, r, n)
 	}
-	return form.Request(req), nil
+	return form.Request(req), done, nil
 }

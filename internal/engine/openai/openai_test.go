@@ -17,6 +17,7 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/enginetest"
 	"github.com/gengate/gengate/internal/engine/openai/openaitest"
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 var (
@@ -470,4 +471,28 @@ func TestUpstream(t *testing.T) {
 		FreshRetryAfter:   10 * time.Second,
 		DeleteBeforeCheck: true,
 	})
+}
+
+// TestStreamedInputs: large inputs that come as streams from storage
+// (upstreamtest.Streamed) are sent as the same file parts; one whose
+// storage fails is Busy and nothing is sent.
+func TestStreamedInputs(t *testing.T) {
+	in := gengate.Input{Data: pngBytes(t, 64, 64), ContentType: "image/png"}
+	mask := gengate.Input{Data: pngBytes(t, 64, 64), ContentType: "image/png"}
+	e, srv := newFake(t)
+	job := imageJob("gpt-image-2", "2:3", 1, "png")
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Streamed(in), "mask": upstreamtest.Streamed(mask)}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if files := srv.LastFiles(); !bytes.Equal(files["image[]"], in.Data) || !bytes.Equal(files["mask"], mask.Data) {
+		t.Fatalf("file parts %v", srv.LastRequest())
+	}
+	before := srv.Submissions()
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Unreadable(in)}
+	_, err := e.Submit(context.Background(), job)
+	var ue *gengate.UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != gengate.Busy || srv.Submissions() != before {
+		t.Errorf("unreadable input: %v (%d submissions), want Busy and nothing sent", err, srv.Submissions()-before)
+	}
 }

@@ -2,11 +2,14 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/textproto"
 	"strings"
+
+	"github.com/gengate/gengate"
 )
 
 // Form is a multipart/form-data body whose file parts are read from their
@@ -67,3 +70,26 @@ func (f *Form) Request(r Request) Request {
 var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"")
 
 func escapeQuotes(s string) string { return quoteEscaper.Replace(s) }
+
+// InputReader opens a job's input for sending (gengate.Input.Reader: its
+// bytes, or the stored file of a large one) and returns its length. A
+// storage failure is Busy: nothing was sent, the step runs again later.
+func InputReader(ctx context.Context, in gengate.Input) (io.ReadCloser, int64, error) {
+	r, n, err := in.Reader(ctx)
+	if err != nil {
+		return nil, 0, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
+			Message: "the stored input could not be read: " + err.Error()}
+	}
+	return r, n, nil
+}
+
+// InputBytes returns a job's input whole (gengate.Input.ReadAll), for
+// one that must go inline; a storage failure is Busy, as InputReader's.
+func InputBytes(ctx context.Context, in gengate.Input) ([]byte, error) {
+	data, err := in.ReadAll(ctx)
+	if err != nil {
+		return nil, &gengate.UpstreamError{Kind: gengate.Busy, Code: gengate.CodeUpstream,
+			Message: "the stored input could not be read: " + err.Error()}
+	}
+	return data, nil
+}
