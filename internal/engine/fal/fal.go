@@ -30,6 +30,8 @@ var (
 	_ gengate.Engine    = (*Engine)(nil)
 	_ gengate.Validator = (*Engine)(nil)
 	_ gengate.Canceler  = (*Engine)(nil)
+
+	_ gengate.InputStreamer = (*Engine)(nil)
 )
 
 // Config configures the engine: APIKey is the fal key (FAL_KEY), sent as
@@ -48,6 +50,11 @@ func New(cfg Config) *Engine {
 	return &Engine{client: upstream.NewClient("fal", cfg, DefaultBaseURL, "Authorization", "Key ", explain)}
 }
 
+// StreamsInputs says Submit reads a large input from storage only when
+// it has no URL to send instead (gengate.InputStreamer): with one (S3
+// presigned, or gengate-signed under --public-url) the file is never read.
+func (e *Engine) StreamsInputs() bool { return true }
+
 // Name returns "fal".
 func (e *Engine) Name() string { return "fal" }
 
@@ -63,6 +70,10 @@ func (e *Engine) Validate(job gengate.Job) error {
 // Submit puts the job on fal's queue. The upstream id is
 // "<endpoint>|<request_id>".
 func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
+	job, err := upstream.InlineInputs(ctx, job) // large inputs without a URL go as data: URIs
+	if err != nil {
+		return gengate.Progress{}, err
+	}
 	req, err := plan(job)
 	if err != nil {
 		return gengate.Progress{}, err

@@ -3,6 +3,7 @@ package fal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/jpeg"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/gengate/gengate/internal/engine/enginetest"
 	"github.com/gengate/gengate/internal/engine/fal/faltest"
 	"github.com/gengate/gengate/internal/engine/upstream"
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 var upstreamErr = enginetest.UpstreamErr
@@ -320,4 +322,39 @@ func TestUpstream(t *testing.T) {
 		DeleteBeforeCheck: true,
 		HoldCancel:        true,
 	})
+}
+
+// TestStreamedInputs: a large input that comes as a stream from storage
+// is never read when it has a URL (the URL is sent), and is read whole and
+// sent as a data: URI when it has none; a storage failure then is Busy,
+// nothing sent.
+func TestStreamedInputs(t *testing.T) {
+	in := gengate.Input{Data: pngInput(t).Data, ContentType: "image/jpeg"}
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(in.Data) }))
+	t.Cleanup(files.Close)
+	e, s := newEngine(t)
+	job := imageJob("fal-ai/flux-pro/kontext/text-to-image", "1:1", 1, "png")
+	withURL := upstreamtest.Unreadable(in) // opening it would fail the test
+	withURL.URL = files.URL + "/in/a.jpg"
+	job.Inputs = map[string]gengate.Input{"imageUrl": withURL}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.LastRequest()["image_url"]; got != withURL.URL {
+		t.Errorf("image_url = %.60v, want the URL", got)
+	}
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Streamed(in)}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.LastRequest()["image_url"]; got != upstream.DataURI(in) {
+		t.Errorf("image_url = %.60v, want the data: URI of the input", got)
+	}
+	before := s.Submissions()
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Unreadable(in)}
+	_, err := e.Submit(context.Background(), job)
+	var ue *gengate.UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != gengate.Busy || s.Submissions() != before {
+		t.Errorf("unreadable input without URL: %v, want Busy and nothing sent", err)
+	}
 }

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/engine/upstream"
+	"github.com/gengate/gengate/internal/engine/upstream/upstreamtest"
 )
 
 // TestInputURLFetched: an input handed over as a URL (a large input,
@@ -68,5 +71,39 @@ func TestInputURLFetched(t *testing.T) {
 				t.Error("a failed fetch was recorded as fetched")
 			}
 		})
+	}
+}
+
+// TestStreamedInputs: a large input that comes as a stream from storage
+// is never read when it has a URL (the URL is sent), and is read whole
+// and sent as a data: URI when it has none; a storage failure then is
+// Busy, nothing sent.
+func TestStreamedInputs(t *testing.T) {
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pngInput.Data) }))
+	t.Cleanup(files.Close)
+	f, e := newEngine(t)
+	job := imageJob("black-forest-labs/flux-kontext-pro", "1:1", "png", 1)
+	withURL := upstreamtest.Unreadable(pngInput) // opening it would fail the test
+	withURL.URL = files.URL + "/in/a.png"
+	job.Inputs = map[string]gengate.Input{"imageUrl": withURL}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if sent := f.LastRequest()["input"].(map[string]any)["input_image"]; sent != withURL.URL {
+		t.Errorf("input_image = %.60v, want the URL", sent)
+	}
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Streamed(pngInput)}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if sent, _ := f.LastRequest()["input"].(map[string]any)["input_image"].(string); sent != upstream.DataURI(pngInput) {
+		t.Errorf("input_image = %.60v, want the data: URI of the input", sent)
+	}
+	before := f.Submissions()
+	job.Inputs = map[string]gengate.Input{"imageUrl": upstreamtest.Unreadable(pngInput)}
+	_, err := e.Submit(context.Background(), job)
+	var ue *gengate.UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != gengate.Busy || f.Submissions() != before {
+		t.Errorf("unreadable input without URL: %v, want Busy and nothing sent", err)
 	}
 }

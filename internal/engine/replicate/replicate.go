@@ -58,6 +58,8 @@ var (
 	_ gengate.Engine    = (*Engine)(nil)
 	_ gengate.Validator = (*Engine)(nil)
 	_ gengate.Canceler  = (*Engine)(nil)
+
+	_ gengate.InputStreamer = (*Engine)(nil)
 )
 
 // Config configures the engine: APIKey is the Replicate API token
@@ -74,6 +76,11 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	return &Engine{client: upstream.NewClient("replicate", cfg, DefaultBaseURL, "Authorization", "Bearer ", explain)}
 }
+
+// StreamsInputs says Submit reads a large input from storage only when
+// it has no URL to send instead (gengate.InputStreamer): with one (S3
+// presigned, or gengate-signed under --public-url) the file is never read.
+func (e *Engine) StreamsInputs() bool { return true }
 
 // Name returns "replicate".
 func (e *Engine) Name() string { return "replicate" }
@@ -110,6 +117,10 @@ type prediction struct {
 func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
 	if job.Route.Upstream == "" {
 		return gengate.Progress{}, gengate.Errorf(gengate.EInvalid, "replicate: the route names no model")
+	}
+	job, err := upstream.InlineInputs(ctx, job) // large inputs without a URL go as data: URIs
+	if err != nil {
+		return gengate.Progress{}, err
 	}
 	m := mapJob(job, true)
 	if err := unsupported(m); err != nil {

@@ -93,3 +93,23 @@ func InputBytes(ctx context.Context, in gengate.Input) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// InlineInputs returns job with every streamed input (Input.Open) that has
+// no URL read into Data, for an engine that sends inputs as URLs when it
+// can and as data: URIs otherwise (fal, Replicate): with a URL the file is
+// never read here. A storage failure is Busy, as InputReader's.
+func InlineInputs(ctx context.Context, job gengate.Job) (gengate.Job, error) {
+	inputs := make(map[string]gengate.Input, len(job.Inputs))
+	for name, in := range job.Inputs {
+		if in.Open != nil && in.URL == "" {
+			data, err := InputBytes(ctx, in)
+			if err != nil {
+				return job, err
+			}
+			in.Data, in.Open = data, nil
+		}
+		inputs[name] = in
+	}
+	job.Inputs = inputs
+	return job, nil
+}
