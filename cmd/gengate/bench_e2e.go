@@ -37,9 +37,12 @@ import (
 // protocol directly against the fake (submit, status, result, download),
 // without gengate: the ratio is what the gateway costs per task.
 func benchE2E(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var data, database string
+	var data, database, profile string
 	var clients, tasks, workers int
+	var profileFor time.Duration
 	f := newFlags("bench e2e", getenv, stderr)
+	f.StringVar(&profile, "profile", "", "directory to write the server's CPU profile to (cpu.pprof), taken from the first submit for --profile-for")
+	f.DurationVar(&profileFor, "profile-for", 5*time.Second, "length of the --profile (give enough --tasks to keep the server busy that long)")
 	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
 	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
 	f.IntVar(&clients, "clients", 16, "concurrent clients submitting")
@@ -69,7 +72,11 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	srv, err := startBenchServer(ctx, data, database, "--config", config, "--workers", strconv.Itoa(workers))
+	serve := []string{"--config", config, "--workers", strconv.Itoa(workers)}
+	if profile != "" {
+		serve = append(serve, "--admin-addr", "127.0.0.1:0")
+	}
+	srv, err := startBenchServer(ctx, data, database, serve...)
 	if err != nil {
 		return err
 	}
@@ -87,6 +94,11 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	// them all succeeded.
 	body := `{"type":"image","modelId":"flux","prompt":"an end-to-end bench"}`
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
+	var profiled chan error
+	if profile != "" {
+		profiled = make(chan error, 1)
+		go func() { profiled <- benchCPUProfile(srv, profile, profileFor) }()
+	}
 	cpu0 := srv.cpu()
 	start := time.Now()
 	failed, firstErr := benchClients(ctx, clients, tasks, func(int) error {
@@ -126,6 +138,11 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		elapsed.Round(time.Millisecond), succeeded, failed+other, cpu.Seconds()/elapsed.Seconds())
 	if firstErr != "" {
 		fmt.Fprintf(stdout, "  first error: %s\n", firstErr)
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
 	}
 	// The same work straight against the fake.
 	start = time.Now()
