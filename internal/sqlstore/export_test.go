@@ -14,9 +14,11 @@ import (
 // ClaimPlan returns the database's plan of the due-task claim, one line
 // per plan node: EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL.
 func (s *DB) ClaimPlan(ctx context.Context, now time.Time) (string, error) {
-	q, args := "EXPLAIN QUERY PLAN "+s.claimDue(), []any{"tok", ms(now) + 1000, ms(now), 8}
+	q, args := s.claimDue("tok", ms(now)+1000, ms(now), 8)
 	if s.postgres {
-		q = "EXPLAIN " + s.claimDue()
+		q = "EXPLAIN " + q
+	} else {
+		q = "EXPLAIN QUERY PLAN " + q
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {

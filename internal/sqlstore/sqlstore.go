@@ -87,13 +87,13 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		// makes every commit durable: money lives here.
 		dsn := "file:" + url + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
-		s.db, err = sql.Open("sqlite", dsn)
+		s.db, err = openSQLite(dsn)
 		if err == nil {
 			s.db.SetMaxOpenConns(1) // one writer; SQLite serializes writes anyway
 			// Reads go to their own connections: in WAL mode a reader sees
 			// every transaction committed before it began and never waits
 			// for the writer, nor the writer for it.
-			s.read, err = sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+			s.read, err = openSQLite(dsn + "&_pragma=query_only(1)")
 			if err == nil {
 				s.read.SetMaxOpenConns(ReadConns)
 				s.read.SetMaxIdleConns(ReadConns)
@@ -128,6 +128,16 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.create = newPGCreator(s.db, o.postgresConns, s.work.wake)
 	}
 	return s, nil
+}
+
+// openSQLite opens a pool of SQLite connections that keep their
+// statements prepared (stmtcache.go).
+func openSQLite(dsn string) (*sql.DB, error) {
+	c, err := newCachingConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
 }
 
 func (s *DB) migrate(ctx context.Context) error {

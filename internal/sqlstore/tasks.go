@@ -343,35 +343,41 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 	return t, err
 }
 
-// dueTasks selects the ids of up to $4 due, unleased tasks, earliest first
-// ($3 is now). Its plan is a walk of the partial index tasks_due (active
-// tasks by run_at) that stops after the rows it needs: no sort, and no
-// read of tasks that are not due, however many wait on an upstream
+// dueTasks selects the ids of up to limit due, unleased tasks, earliest
+// first ($3 is now). Its plan is a walk of the partial index tasks_due
+// (active tasks by run_at) that stops after the rows it needs: no sort,
+// and no read of tasks that are not due, however many wait on an upstream
 // (TestClaimPlan checks the plan on both databases). SQLite, which has no
 // statistics to tell it that, is told with INDEXED BY; on PostgreSQL,
 // locked rows are skipped, so that concurrent claimers take different
-// tasks instead of queueing on one.
-func (s *DB) dueTasks() string {
+// tasks instead of queueing on one. On PostgreSQL the limit is $4; on
+// SQLite it is written into the statement: a bound LIMIT makes SQLite
+// plan the statement it keeps prepared (stmtcache.go) again at every
+// claim, and a process claims at most --workers tasks at once, so there
+// are few such statements.
+func (s *DB) dueTasks(limit int) string {
 	if s.postgres {
 		return `SELECT id FROM tasks WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
 			ORDER BY run_at LIMIT $4 FOR UPDATE SKIP LOCKED`
 	}
 	return `SELECT rowid FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
-		ORDER BY run_at LIMIT $4`
+		ORDER BY run_at LIMIT ` + strconv.Itoa(limit)
 }
 
-// claimDue is the statement that leases the due tasks dueTasks selects.
-// On PostgreSQL the selection is an array built once (an InitPlan), so that
-// the LIMIT holds however the planner joins, and the state is checked again
-// on the locked rows. On SQLite the rows are found by rowid; the one
-// statement holds the write lock from its selection to its update.
-func (s *DB) claimDue() string {
+// claimDue is the statement that leases the due tasks dueTasks selects,
+// and its arguments. On PostgreSQL the selection is an array built once
+// (an InitPlan), so that the LIMIT holds however the planner joins, and
+// the state is checked again on the locked rows. On SQLite the rows are
+// found by rowid; the one statement holds the write lock from its
+// selection to its update.
+func (s *DB) claimDue(token string, until, now int64, limit int) (string, []any) {
 	if s.postgres {
 		return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-		WHERE id = ANY(ARRAY(` + s.dueTasks() + `)) AND status IN ` + active + ` AND lease_until < $3 RETURNING ` + taskColumns
+		WHERE id = ANY(ARRAY(` + s.dueTasks(limit) + `)) AND status IN ` + active + ` AND lease_until < $3 RETURNING ` + taskColumns,
+			[]any{token, until, now, limit}
 	}
 	return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-		WHERE rowid IN (` + s.dueTasks() + `) RETURNING ` + taskColumns
+		WHERE rowid IN (` + s.dueTasks(limit) + `) RETURNING ` + taskColumns, []any{token, until, now}
 }
 
 // ClaimTasks leases up to limit due tasks in one statement, earliest due
@@ -383,7 +389,8 @@ func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease 
 	token := owner + ":" + gengate.NewID()[:8]
 	var out []*gengate.Task
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
-		rows, err := q.QueryContext(ctx, s.claimDue(), token, ms(now.Add(lease)), ms(now), limit)
+		query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
+		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}

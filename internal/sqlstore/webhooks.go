@@ -26,7 +26,7 @@ func addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) error {
 		return err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id, url FROM webhook_endpoints WHERE account_id = $1
-		AND ',' || event_types || ',' LIKE $2 ORDER BY created_at, id`, t.AccountID, "%,"+typ+",%")
+		AND ',' || event_types || ',' LIKE '%,' || CAST($2 AS TEXT) || ',%' ORDER BY created_at, id`, t.AccountID, typ)
 	if err != nil {
 		return err
 	}
