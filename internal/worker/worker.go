@@ -133,7 +133,20 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 		select {
 		case <-ctx.Done():
 		case <-done:
+			// Every step that ended while the last claim committed frees
+			// its slot now, so that the next claim takes a task for each
+			// in one write rather than one write per slot: the claimer
+			// waits for each claim's commit, and one task per commit
+			// capped the whole process at one step per commit.
 			idle++
+			for drained := false; !drained; {
+				select {
+				case <-done:
+					idle++
+				default:
+					drained = true
+				}
+			}
 		case <-events.Work():
 			look = true
 		case <-timer.C:
