@@ -56,6 +56,9 @@ type Config struct {
 	DBWait time.Duration
 	// SQLiteBatch is the most writes the SQLite writer commits together.
 	SQLiteBatch int
+	// SQLiteWALMB is the WAL size past which the SQLite writer finishes a
+	// checkpoint so that the WAL starts over.
+	SQLiteWALMB int
 	// KeyRefresh bounds how long a key revoked or changed elsewhere may
 	// still be accepted from this process's memory; KeyCache is the most
 	// keys it keeps there (0: no cache, every request reads its key).
@@ -132,6 +135,8 @@ func (c *Config) Validate() error {
 		return errors.New("--db-wait must be ≥ 1ms")
 	case c.SQLiteBatch < 1 || c.SQLiteBatch > sqlstore.MaxSQLiteBatch:
 		return fmt.Errorf("--sqlite-batch must be between 1 and %d", sqlstore.MaxSQLiteBatch)
+	case c.SQLiteWALMB < 1 || c.SQLiteWALMB > 65536:
+		return errors.New("--sqlite-wal-mb must be between 1 and 65536")
 	case c.KeyRefresh < 10*time.Millisecond || c.KeyRefresh > time.Minute:
 		return errors.New("--key-refresh must be between 10ms and 1m")
 	case c.KeyCache < 0:
@@ -297,6 +302,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a generate request waits for a free PostgreSQL connection before 503 OVERLOADED, nothing written"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
+		f.integer(&c.SQLiteWALMB, "sqlite-wal-mb", sqlstore.DefaultSQLiteWALMB, "MiB of SQLite WAL past which the writer finishes a checkpoint between two batches so that the WAL starts over (checkpoints otherwise run off the writer)"),
 		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),
 		f.integer(&c.KeyCache, "key-cache", gengate.DefaultKeyCacheSize, "most API keys this process keeps in memory (0: read the key from the database on every request)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),

@@ -62,6 +62,7 @@ type groupWriter struct {
 	db   *sql.DB
 	max  int
 	jobs chan *writeJob
+	ckpt *checkpointer // told of each commit; nil: SQLite's own checkpoints
 
 	mu     sync.RWMutex // held for reading while a job is sent; Close takes it to stop sends
 	closed bool
@@ -73,8 +74,8 @@ type groupWriter struct {
 	beforeCommit func(jobs int) error
 }
 
-func newGroupWriter(db *sql.DB, limit int) *groupWriter {
-	w := &groupWriter{db: db, max: limit, jobs: make(chan *writeJob, limit),
+func newGroupWriter(db *sql.DB, limit int, ckpt *checkpointer) *groupWriter {
+	w := &groupWriter{db: db, max: limit, jobs: make(chan *writeJob, limit), ckpt: ckpt,
 		quit: make(chan struct{}), ended: make(chan struct{})}
 	go w.run()
 	return w
@@ -147,6 +148,10 @@ func (w *groupWriter) run() {
 			}
 		}
 		w.commit(batch)
+		if w.ckpt != nil {
+			w.ckpt.committed()
+			w.ckpt.writerTurn(w.db)
+		}
 	}
 }
 

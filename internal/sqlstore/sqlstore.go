@@ -39,6 +39,7 @@ type DB struct {
 	db       *sql.DB
 	read     *sql.DB      // SQLite: a pool of read-only WAL readers; nil on PostgreSQL
 	w        *groupWriter // SQLite: the one writer, which commits writes in batches (groupcommit.go)
+	ckpt     *checkpointer // SQLite: the WAL checkpoints off the writer (checkpoint.go)
 	postgres bool
 	url      string
 	connWait time.Duration // PostgreSQL: longest a request waits for a connection (connbudget.go)
@@ -56,13 +57,14 @@ func IsPostgres(url string) bool {
 // Open opens the database and brings its schema up to date. url is a
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
-	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait}
+	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait, walMB: DefaultSQLiteWALMB}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	s := &DB{postgres: IsPostgres(url), url: url, connWait: o.connWait}
 	var err error
 	dbFile := "" // the SQLite file in dataDir, whose modes Open sets
+	dsn := ""    // SQLite's
 	if s.postgres {
 		s.db, err = sql.Open("pgx", url)
 		if err == nil {
@@ -85,9 +87,18 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		// transactions take the lock at BEGIN (_txlock=immediate), so two
 		// writers never deadlock upgrading a read lock. synchronous(FULL)
 		// makes every commit durable: money lives here.
-		dsn := "file:" + url + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		dsn = "file:" + url + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
-		s.db, err = openSQLite(dsn)
+		// The writer never checkpoints on its own: the checkpointer does,
+		// off the writer (checkpoint.go); after the WAL starts over, its
+		// file is cut back to the limit. Its temporary files are in
+		// memory: each write of a batch runs in a SAVEPOINT, whose
+		// statement journal (the pages as they were before the write, to
+		// roll back to) was otherwise a temporary file opened and written
+		// for every write. The journal only serves ROLLBACK TO within the
+		// open transaction; a crash is recovered from the WAL, as before.
+		s.db, err = openSQLite(dsn + "&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)" +
+			fmt.Sprintf("&_pragma=journal_size_limit(%d)", int64(o.walMB)<<20))
 		if err == nil {
 			s.db.SetMaxOpenConns(1) // one writer; SQLite serializes writes anyway
 			// Reads go to their own connections: in WAL mode a reader sees
@@ -122,12 +133,31 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		}
 	}
 	if !s.postgres {
-		s.w = newGroupWriter(s.db, o.sqliteBatch)
+		if err := s.startCheckpointer(ctx, dsn, o.walMB); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.w = newGroupWriter(s.db, o.sqliteBatch, s.ckpt)
 	} else {
 		s.work = newWorkNotifier(s.db)
 		s.create = newPGCreator(s.db, o.postgresConns, s.work.wake)
 	}
 	return s, nil
+}
+
+// startCheckpointer opens the checkpointer's connection and starts it.
+func (s *DB) startCheckpointer(ctx context.Context, dsn string, walMB int) error {
+	var pageSize int64
+	if err := s.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
+		return err
+	}
+	db, err := openSQLite(dsn)
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	s.ckpt = newCheckpointer(db, (int64(walMB)<<20)/max(pageSize, 512))
+	return nil
 }
 
 // openSQLite opens a pool of SQLite connections that keep their
@@ -172,6 +202,7 @@ const DefaultPostgresConns = 10
 
 type options struct {
 	postgresConns, sqliteBatch int
+	walMB                      int // SQLite: checkpoint.go
 	connWait                   time.Duration // connbudget.go
 }
 
@@ -201,6 +232,9 @@ func (s *DB) reader() *sql.DB {
 func (s *DB) Close() error {
 	if s.w != nil {
 		s.w.close()
+	}
+	if s.ckpt != nil {
+		s.ckpt.close()
 	}
 	if s.work != nil {
 		s.work.close()
