@@ -47,7 +47,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
 	f.IntVar(&clients, "clients", 16, "concurrent clients submitting")
 	f.IntVar(&tasks, "tasks", 2000, "tasks to run through gengate (and directly through the fake)")
-	f.IntVar(&workers, "workers", 4, "--workers of the gengate under test")
+	f.IntVar(&workers, "workers", defaultWorkers, "--workers of the gengate under test (default: serve's)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func BenchmarkWorkers(b *testing.B) {
 				b.Fatal(err)
 			}
 			for range n {
-				if _, err := startChild(b, nil, append(common, "--role", "worker")...); err != nil {
+				if _, err := startChild(b, nil, append(common, "--role", "worker", "--workers", "4")...); err != nil {
 					b.Fatal(err)
 				}
 			}

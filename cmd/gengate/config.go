@@ -17,6 +17,11 @@ import (
 	"github.com/gengate/gengate/internal/webhook"
 )
 
+// defaultWorkers is serve's default --workers. A step mostly waits (on an
+// upstream's answer, on a group commit), so slots cost little; with 4,
+// the end-to-end bench was bound by the slots (docs/benchmarks.md).
+const defaultWorkers = 16
+
 // Config is every setting of gengate serve. Each flag falls back to an
 // environment variable GENGATE_<NAME> (dashes as underscores).
 type Config struct {
@@ -279,7 +284,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
-		f.integer(&c.Workers, "workers", 4, "task steps run at once by this process"),
+		f.integer(&c.Workers, "workers", defaultWorkers, "task steps run at once by this process"),
 		f.dur(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "longest one webhook delivery attempt may take (connect, send, answer)"),
 		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),
 		f.dur(&c.WebhookLease, "webhook-lease", 0, "how long a claimed webhook attempt may run before another process may send the event again (default: --webhook-timeout plus 30s)"),
