@@ -28,6 +28,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -56,6 +57,7 @@ type checkpointer struct {
 	quit       chan struct{}
 	ended      chan struct{}
 	finish     atomic.Bool // the writer should run a checkpoint between two batches
+	closeOnce  sync.Once
 
 	// Counts, for tests and the benchmark's reading.
 	runs, writerRuns, lastWAL atomic.Int64
@@ -113,10 +115,14 @@ func (c *checkpointer) writerTurn(writer *sql.DB) {
 	}
 }
 
+// close stops the checkpointer; closing again does nothing (DB.Close may
+// be called more than once).
 func (c *checkpointer) close() {
-	close(c.quit)
-	<-c.ended
-	c.db.Close()
+	c.closeOnce.Do(func() {
+		close(c.quit)
+		<-c.ended
+		c.db.Close()
+	})
 }
 
 // checkpoint runs a PASSIVE checkpoint on db and returns the pages in the
