@@ -131,17 +131,52 @@ func analyseCut(im *workImage, frac float64, comps int, cutNats float64) *cutFra
 // dropped, so a strip along the bottom edge (a sign, a kerb) is not taken
 // for a subject on its own.
 func segmentWhole(im *workImage, p params, h hint) []bool {
+	m, plain := segmentCut(im, p, h, nil)
+	if h != nil || plain {
+		return m
+	}
+	var veto []bool
+	var sal []float32
+	for round := 0; p.edgeReach > 0 && round < edgeReachRounds; round++ {
+		v := edgeReach(im, p, m)
+		if v == nil {
+			break
+		}
+		if veto != nil {
+			for i := range v {
+				v[i] = v[i] || veto[i]
+			}
+		}
+		m2, _ := segmentCut(im, p, h, v)
+		if sal == nil {
+			sal = colourSaliency(im, frameMask(im.w, im.h, p.frame), p.comps)
+		}
+		if meanOver(sal, m2) < edgeReachKeep*meanOver(sal, m) {
+			break // what is left stands out less: the first mask was the subject, cut by the frame
+		}
+		m, veto = m2, v
+	}
+	if p.aside {
+		asideDrop(m, im.w, im.h)
+	}
+	return m
+}
+
+// segmentCut segments the work image, twice when the bottom side has
+// subject stretches (analyseCut), and returns the cleaned mask and whether
+// the plain-backdrop mode made it.
+func segmentCut(im *workImage, p params, h hint, veto []bool) ([]bool, bool) {
 	w, hh := im.w, im.h
-	m1, plain := segment(im, p, h, nil)
+	m1, plain := segment(im, p, h, nil, veto)
 	cleanMask(m1, w, hh, p.keepFrac, p.holeFrac)
 	if h != nil || plain || p.cutNats <= 0 {
-		return m1
+		return m1, plain
 	}
 	cut := analyseCut(im, p.frame, p.comps, p.cutNats)
 	if cut == nil {
-		return m1
+		return m1, plain
 	}
-	m2, _ := segment(im, p, h, cut)
+	m2, _ := segment(im, p, h, cut, veto)
 	lab, sizes, _ := imageops.Components(m2, w, hh, true)
 	join := make([]bool, len(sizes))
 	near := dilate(m1, w, hh, max(1, int(cutJoin*float64(max(w, hh))+0.5)))
@@ -156,7 +191,7 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 		}
 	}
 	cleanMask(m1, w, hh, p.keepFrac, p.holeFrac)
-	return m1
+	return m1, plain
 }
 
 // dilate returns m grown by a square of radius r (separable running max).
@@ -186,4 +221,20 @@ func dilate(m []bool, w, h, r int) []bool {
 		}
 	}
 	return out
+}
+
+// meanOver is the mean of v over the pixels marked in m (0 when none).
+func meanOver(v []float32, m []bool) float64 {
+	var s float64
+	n := 0
+	for i, b := range m {
+		if b {
+			s += float64(v[i])
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
 }

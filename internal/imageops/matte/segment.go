@@ -23,6 +23,8 @@ type params struct {
 	sideOutlier float64 // a border side this many nats less likely than the others loses the frame penalty; 0 disables
 	plainWeight float64 // unary weight (nats) of the backdrop model on a plain backdrop; 0 disables the plain mode
 	cutNats     float64 // bottom-side column score of a subject cut by the edge (cutframe.go); 0 disables
+	edgeReach   float64 // top/left/right edge contact over sqrt(area) of a component reaching out of the picture (edgereach.go); 0 disables
+	aside       bool    // drop components beside the subject (aside.go)
 }
 
 var defaultParams = params{
@@ -40,6 +42,8 @@ var defaultParams = params{
 	sideOutlier: 10.0,
 	plainWeight: 4.0,
 	cutNats:     6.0,
+	edgeReach:   0.15,
+	aside:       true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.
@@ -75,7 +79,8 @@ func frameMask(w, h int, frac float64) []bool {
 // FPS", ICCV 2015), computed per L*a*b* channel by raster scanning and
 // summed. Pixels whose paths to the border must cross a strong colour
 // barrier score high.
-func mbdSaliency(im *workImage, notSeed []bool) []float32 {
+// Pixels marked in extraSeed are seeds too.
+func mbdSaliency(im *workImage, notSeed, extraSeed []bool) []float32 {
 	w, h := im.w, im.h
 	n := w * h
 	total := make([]float32, n)
@@ -92,7 +97,7 @@ func mbdSaliency(im *workImage, notSeed []bool) []float32 {
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				U[i], L[i] = I[i], I[i]
-				if (x == 0 || y == 0 || x == w-1 || y == h-1) && (notSeed == nil || !notSeed[i]) {
+				if ((x == 0 || y == 0 || x == w-1 || y == h-1) && (notSeed == nil || !notSeed[i])) || (extraSeed != nil && extraSeed[i]) {
 					D[i] = 0
 				} else {
 					D[i] = float32(math.Inf(1))
@@ -236,7 +241,11 @@ type hint []uint8
 // the foreground mask (1 = foreground) and whether the plain-backdrop mode
 // made it. cut, when not nil, marks the bottom-side stretches a subject
 // runs out of the picture through (cutframe.go).
-func segment(im *workImage, p params, h hint, cut *cutFrame) ([]bool, bool) {
+//
+// veto, when not nil, marks pixels that are background for certain (the
+// parts of a first mask that reach out of the picture, edgereach.go): they
+// are hard background in the graph cut and border seeds of the saliency.
+func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]bool, bool) {
 	w, hh := im.w, im.h
 	n := w * hh
 	frame := frameMask(w, hh, p.frame)
@@ -309,8 +318,15 @@ func segment(im *workImage, p params, h hint, cut *cutFrame) ([]bool, bool) {
 		if cut != nil {
 			notSeed = cut.subject
 		}
-		mbd := mbdSaliency(im, notSeed)
-		col := colourSaliency(im, seedFrame, p.comps)
+		mbd := mbdSaliency(im, notSeed, veto)
+		colSeeds := seedFrame
+		if veto != nil {
+			colSeeds = make([]bool, n)
+			for i := range colSeeds {
+				colSeeds[i] = seedFrame[i] || veto[i]
+			}
+		}
+		col := colourSaliency(im, colSeeds, p.comps)
 		sal = make([]float32, n)
 		for i := range sal {
 			sal[i] = 0.5*mbd[i] + 0.5*col[i]
@@ -346,13 +362,13 @@ func segment(im *workImage, p params, h hint, cut *cutFrame) ([]bool, bool) {
 		}
 		any := false
 		for i := range fg {
-			fg[i] = sal[i] > t && !seedFrame[i]
+			fg[i] = sal[i] > t && !seedFrame[i] && (veto == nil || !veto[i])
 			any = any || fg[i]
 		}
 		if !any { // nothing salient: seed the centre
 			for y := hh / 4; y < 3*hh/4; y++ {
 				for x := w / 4; x < 3*w/4; x++ {
-					fg[y*w+x] = true
+					fg[y*w+x] = veto == nil || !veto[y*w+x]
 				}
 			}
 		}
@@ -438,7 +454,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame) ([]bool, bool) {
 		g.reset()
 		copy(g.rcap, pair)
 		for i := 0; i < n; i++ {
-			if h != nil && h[i] == 1 {
+			if (h != nil && h[i] == 1) || (veto != nil && veto[i]) {
 				g.trcap[i] = -1e9
 				continue
 			}

@@ -75,6 +75,10 @@ func tuneParams(t *testing.T) params {
 			p.plainWeight = v
 		case "cutNats":
 			p.cutNats = v
+		case "aside":
+			p.aside = v != 0
+		case "edgeReach":
+			p.edgeReach = v
 		case "sideOutlier":
 			p.sideOutlier = v
 		default:
