@@ -455,8 +455,10 @@ const soonDue = time.Second
 
 // SaveStep records an active task's progress under its lease.
 func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error {
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return s.update(ctx, tx, t, release)
+	// One statement: on PostgreSQL it runs alone on the pool (one round
+	// trip, not BEGIN, UPDATE and COMMIT); on SQLite in the writer's batch.
+	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
+		return s.update(ctx, q, t, release)
 	})
 	if err == nil && release && s.work != nil && !t.RunAt.After(time.Now().Add(soonDue)) {
 		// After the commit (pgnotify.go); a step due later is found by
@@ -466,7 +468,7 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 	return err
 }
 
-func (s *DB) update(ctx context.Context, tx *sql.Tx, t *gengate.Task, release bool) error {
+func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release bool) error {
 	guard, guardArgs := leaseGuard(t)
 	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason,
 		ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts, t.Engine, encodeRoute(t.Route)}
