@@ -23,8 +23,9 @@ type Store interface {
 	FindAPIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
 	// AwaitConn returns once the store could serve a request's statements
 	// now, and an EOverloaded error when it has had no connection free for
-	// longer than its bound (PostgreSQL's pool). The generate handler asks
-	// it before the request reads or writes anything.
+	// longer than its bound (PostgreSQL's pool). The API asks it before
+	// every request that reads the database, before the request reads or
+	// writes anything.
 	AwaitConn(ctx context.Context) error
 	// KeysGeneration returns a number that changes (in every process's
 	// view) whenever any key is revoked, renamed, limited or deleted, in

@@ -304,7 +304,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
-		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a generate request waits for a free PostgreSQL connection before 503 OVERLOADED, nothing written"),
+		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a request that reads the database waits for a free PostgreSQL connection before 503 OVERLOADED, nothing read or written"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
 		f.integer(&c.SQLiteWALMB, "sqlite-wal-mb", sqlstore.DefaultSQLiteWALMB, "MiB of SQLite WAL past which the writer finishes a checkpoint between two batches so that the WAL starts over (checkpoints otherwise run off the writer)"),

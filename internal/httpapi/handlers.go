@@ -22,14 +22,6 @@ func (a *api) handleGenerate() http.Handler {
 			writeError(w, r, a.log, gengate.Errorf(gengate.EUnsupportedMedia, "send the request body as JSON with Content-Type: application/json"))
 			return
 		}
-		// A store whose connections have all been taken for longer than
-		// its bound (--db-wait) refuses with 503 OVERLOADED and
-		// Retry-After, before anything is read or written
-		// (sqlstore/connbudget.go); the key came from memory.
-		if err := a.svc.Store.AwaitConn(r.Context()); err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
 		// The body is decoded as it arrives, never held whole; its read
 		// error, if any, says why it stopped.
 		body := &bodyReader{r: http.MaxBytesReader(w, r.Body, a.cfg.MaxBody)}

@@ -150,6 +150,7 @@ func op(summary string, auth bool, responses obj, extra ...obj) obj {
 		if _, ok := responses["500"]; !ok {
 			responses["500"] = problem("INTERNAL: the database or the file store failed")
 		}
+		withConnBudget(responses)
 		// OpenAPI() adds 403 CSRF_TOKEN_INVALID to the methods other than
 		// GET (withCSRF).
 	} else {
@@ -196,6 +197,23 @@ func smallBody(responses obj) obj {
 // reads the database or the file store.
 func withStore(responses obj) obj {
 	responses["500"] = problem("INTERNAL: the database or the file store failed")
+	return withConnBudget(responses)
+}
+
+// dbWait is the 503 of every operation that reads the database (dbgate.go).
+const dbWait = "no database connection came free within --db-wait (PostgreSQL); nothing was read or changed"
+
+// withConnBudget documents the 503 OVERLOADED of an operation that reads
+// the database, with the operation's own reasons for a 503 if it has any.
+func withConnBudget(responses obj) obj {
+	r, ok := responses["503"].(obj)
+	if !ok {
+		responses["503"] = response("OVERLOADED: "+dbWait, ref("Problem"), "Retry-After")
+		return responses
+	}
+	if d, _ := r["description"].(string); !strings.Contains(d, "--db-wait") && !strings.Contains(d, "overloaded") {
+		r["description"] = d + "; or OVERLOADED: " + dbWait
+	}
 	return responses
 }
 

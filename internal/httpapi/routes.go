@@ -123,7 +123,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	}
 	// Anything else, /api/... included: a JSON 404.
 	mux.Handle("/", a.handleNotFound())
-	return a.requestID(mux)
+	return a.requestID(a.dbGate(mux)) // dbgate.go: the connection budget
 }
 
 type api struct {

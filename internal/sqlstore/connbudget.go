@@ -12,8 +12,9 @@ import (
 
 // Connection budgets on PostgreSQL. A process opens at most --db-conns
 // connections; a request that finds them all taken waits for one. That wait
-// is bounded: AwaitConn, which the generate handler calls before the request
-// reads or writes anything, refuses with OVERLOADED (503, Retry-After) when no
+// is bounded: AwaitConn, which the API calls before every request that
+// reads the database (internal/httpapi/dbgate.go), before it reads or
+// writes anything, refuses with OVERLOADED (503, Retry-After) when no
 // connection came free within --db-wait, or when the server has no
 // connection to give (SQLSTATE 53300, "too many clients already"). So an
 // exhausted pool never turns into a 500, and never into a task written

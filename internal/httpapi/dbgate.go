@@ -1,0 +1,51 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gengate/gengate"
+)
+
+// The connection budget of every request that reads the database. On
+// PostgreSQL a process has --db-conns connections; a request that finds
+// them all taken waits for one at most --db-wait (Store.AwaitConn,
+// sqlstore/connbudget.go), then is refused with 503 OVERLOADED and
+// Retry-After, before its handler runs: before its credentials are
+// checked, its body read, or anything written. So an exhausted pool (or a
+// server out of connections: "too many clients already") never turns into
+// a 500, nor into a task written for a request that is then refused. Once
+// admitted a request's statements wait as long as they need. On SQLite
+// AwaitConn returns at once.
+
+// noDatabase are the routes that read no database, which the gate lets
+// through: probes, documents, the console's files, signed input URLs
+// (only the file store).
+var noDatabase = map[string]bool{
+	"/healthz": true, "/readyz": true, "/api/v1/openapi.json": true, "/docs/api": true, "/metrics": true,
+	"/api/v1/auth/config": true, "/files/in/{task}/{name}": true, "/{$}": true, "/console/": true,
+}
+
+// dbGate runs AwaitConn before every documented operation that reads the
+// database (a route with a method; the 404 and 405 answers read nothing).
+func (a *api) dbGate(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pattern := mux.Handler(r)
+		method, path, ok := strings.Cut(pattern, " ")
+		if ok && method != "" && !noDatabase[path] {
+			if err := a.svc.Store.AwaitConn(r.Context()); err != nil {
+				if strings.HasPrefix(path, "/v1/") {
+					if gengate.ErrorCode(err) == gengate.EOverloaded {
+						w.Header().Set("Retry-After", strconv.Itoa(overloadedRetryAfter))
+					}
+					a.writeOpenAIError(w, a.fromGengate(r, err))
+					return
+				}
+				writeError(w, r, a.log, err)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
