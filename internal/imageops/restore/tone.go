@@ -251,21 +251,3 @@ func castEstimate(m *imageops.RGB, t tone) [3]float64 {
 	}
 	return out
 }
-
-// castBalance divides out strength of the cast (R, G, B, mean 1), with
-// the luminance kept, and returns the gains it applied.
-func castBalance(m *imageops.RGB, cast [3]float64, strength float64) [3]float64 {
-	var gains [3]float64
-	for c := range gains {
-		gains[c] = 1 + strength*(1/cast[c]-1)
-	}
-	l := 0.299*gains[0] + 0.587*gains[1] + 0.114*gains[2]
-	for c, p := range [][]float32{m.R, m.G, m.B} {
-		gains[c] /= l
-		g := float32(gains[c])
-		for i := range p {
-			p[i] *= g
-		}
-	}
-	return gains
-}
