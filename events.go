@@ -25,6 +25,7 @@ type Events struct {
 	rate    int                  // rechecks per second at most (MaxRechecks)
 	sooner  chan struct{}        // tells it that a waiter needs it earlier
 	work    chan struct{}
+	checks  waitChecks // the reads of Service.WaitFunc's tasks (waitfunc.go)
 }
 
 // MaxRechecks is the default bound on the safety rechecks of all waiters
@@ -51,6 +52,7 @@ func (e *Events) SetMaxRechecks(n int) {
 type Waiter struct {
 	C        <-chan struct{}
 	c        chan struct{}
+	f        func(recheck bool) // instead of c (WaitFunc)
 	task     string
 	deadline time.Time
 	next     time.Time // the next wake-up: a recheck or the deadline
@@ -60,7 +62,14 @@ type Waiter struct {
 // Expired reports whether the waiter's deadline has passed.
 func (w *Waiter) Expired() bool { return !time.Now().Before(w.deadline) }
 
-func (w *Waiter) wake() {
+func (w *Waiter) wake() { w.wakeFor(false) }
+
+// wakeFor wakes w; recheck says it is for a safety recheck only.
+func (w *Waiter) wakeFor(recheck bool) {
+	if w.f != nil {
+		w.f(recheck)
+		return
+	}
 	select {
 	case w.c <- struct{}{}:
 	default: // a wake-up is already pending: one is enough
@@ -72,9 +81,36 @@ func (w *Waiter) wake() {
 func (e *Events) Wait(taskID string, deadline time.Time) *Waiter {
 	c := make(chan struct{}, 1)
 	w := &Waiter{C: c, c: c, task: taskID, deadline: deadline}
+	e.add(w)
+	return w
+}
+
+// WaitFunc is Wait with a function instead of a channel: wake is called,
+// under the registry's lock (it must not block or call Events), whenever
+// a Wait's C would receive, with recheck true when it is only for a
+// safety recheck (not a change, not the deadline). It lets a waiter hold
+// no goroutine at all (Service.WaitFunc). Its C is nil.
+func (e *Events) WaitFunc(taskID string, deadline time.Time, wake func(recheck bool)) *Waiter {
+	w := &Waiter{f: wake, task: taskID, deadline: deadline}
+	e.add(w)
+	return w
+}
+
+// Waiting returns how many waiters are registered.
+func (e *Events) Waiting() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.waiting[taskID] = append(e.waiting[taskID], w)
+	n := 0
+	for _, ws := range e.waiting {
+		n += len(ws)
+	}
+	return n
+}
+
+func (e *Events) add(w *Waiter) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.waiting[w.task] = append(e.waiting[w.task], w)
 	w.next = e.nextWake(time.Now(), w)
 	heap.Push(&e.times, w)
 	if !e.timing {
@@ -86,7 +122,6 @@ func (e *Events) Wait(taskID string, deadline time.Time) *Waiter {
 		default:
 		}
 	}
-	return w
 }
 
 // Done ends the wait of w.
@@ -133,7 +168,7 @@ func (e *Events) timeLoop() {
 		now := time.Now()
 		for len(e.times) > 0 && !now.Before(e.times[0].next) {
 			w := e.times[0]
-			w.wake()
+			w.wakeFor(w.next.Before(w.deadline))
 			if w.next.Before(w.deadline) {
 				w.next = e.nextWake(now, w)
 				heap.Fix(&e.times, 0)

@@ -449,7 +449,7 @@ func benchBare(ctx context.Context, args []string, getenv func(string) string, s
 // then waits for every answer: each must be a 200.
 func benchWaiters(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var data, database, model, profile string
-	var count, dials, workers int
+	var count, dials, workers, memoryLimit int
 	var delay time.Duration
 	f := newFlags("bench waiters", getenv, stderr)
 	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
@@ -460,6 +460,7 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	f.IntVar(&workers, "workers", 32, "--workers of the gengate under test: enough that every call is answered before its --sync-wait (delay + 30m)")
 	f.IntVar(&dials, "dials", 256, "connections being opened at once at most (more than the kernel's accept queue and the dials time out)")
 	f.StringVar(&profile, "profile", "", "directory to write the server's heap and goroutine profiles to while every call waits")
+	f.IntVar(&memoryLimit, "memory-limit", 0, "--memory-limit of the gengate under test, in bytes (0: none)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -479,6 +480,9 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 		"--sync-wait", (delay + 30*time.Minute).String(), "--workers", strconv.Itoa(workers)}
 	if profile != "" {
 		serve = append(serve, "--admin-addr", "127.0.0.1:0")
+	}
+	if memoryLimit > 0 {
+		serve = append(serve, "--memory-limit", strconv.Itoa(memoryLimit))
 	}
 	srv, err := startBenchServer(ctx, data, database, serve...)
 	if err != nil {
@@ -599,7 +603,7 @@ func benchProfiles(c *benchChild, dir string) error {
 		return err
 	}
 	for name, path := range map[string]string{
-		"heap.pprof":      "/debug/pprof/heap",
+		"heap.pprof":      "/debug/pprof/heap?gc=1", // the live heap: a collection first
 		"goroutine.pprof": "/debug/pprof/goroutine",
 		"goroutines.txt":  "/debug/pprof/goroutine?debug=1",
 		"heap.txt":        "/debug/pprof/heap?debug=1", // ends with runtime.MemStats: stacks, heap, GC

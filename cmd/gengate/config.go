@@ -97,6 +97,9 @@ type Config struct {
 	MaxHeaderBytes    int
 	MaxConns          int
 	WaitRechecks      int
+	// MemoryLimit, above zero, is the Go runtime's soft memory limit in
+	// bytes (runtime/debug.SetMemoryLimit); zero leaves GOMEMLIMIT's.
+	MemoryLimit int
 	// Operator surfaces (docs/security.md): the --admin-addr listener of
 	// /metrics and pprof, the token that opens the public /metrics, and how
 	// old the task counts of /metrics may get.
@@ -158,6 +161,8 @@ func (c *Config) Validate() error {
 		return errors.New("--max-header-bytes must be ≥ 4096")
 	case c.MaxConns < 1:
 		return errors.New("--max-conns must be ≥ 1")
+	case c.MemoryLimit < 0:
+		return errors.New("--memory-limit must be ≥ 0")
 	case c.WaitRechecks < 1:
 		return errors.New("--wait-rechecks must be ≥ 1")
 	case c.MaxInputMemory < 1<<20 || c.MaxDecodeMemory < 1<<20:
@@ -295,6 +300,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection stays open"),
 		f.integer(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
 		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
+		f.integer(&c.MemoryLimit, "memory-limit", 0, "soft limit of the process's memory in bytes: the garbage collector works harder as it nears it (0: none, or GOMEMLIMIT's)"),
 		f.integer(&c.WaitRechecks, "wait-rechecks", gengate.MaxRechecks, "safety rereads per second of all waiting generate calls together (each rereads every 2s below this)"),
 		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
 		f.integer(&maxOutputBytes, "max-output-bytes", gengate.DefaultMaxOutputBytes, "largest output file in bytes, enforced as it streams from the upstream; over it the task fails with UPSTREAM_ERROR, refunded"),

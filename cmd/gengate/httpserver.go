@@ -26,7 +26,7 @@ import (
 //   - IdleTimeout: an idle keep-alive connection is closed after it.
 //   - MaxHeaderBytes: larger header blocks get 431.
 //
-// The cap on open connections is the listener's (netutil.LimitListener):
+// The cap on open connections is the listener's (limitListener):
 // over it, new connections wait in the kernel's accept queue until one
 // closes, and are refused by the kernel when that queue is full.
 func newHTTPServer(cfg *Config, h http.Handler) *http.Server {

@@ -12,11 +12,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/net/netutil"
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
@@ -88,6 +87,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Info("upstream providers configured", "providers", engs.Providers)
 	}
 	host, _ := os.Hostname()
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
+	}
 	events := gengate.NewEvents()
 	events.SetMaxRechecks(cfg.WaitRechecks)
 	svc := &gengate.Service{
@@ -194,7 +196,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	if err != nil {
 		return err
 	}
-	ln = netutil.LimitListener(ln, cfg.MaxConns)
+	ln = newLimitListener(ln, cfg.MaxConns)
 	if firstLink != nil {
 		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
@@ -207,7 +209,9 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		defer admin.Close() // nothing there waits for results
 	}
 	drain := make(chan struct{})
+	waiting := httpapi.NewWaiting()
 	handler := httpapi.New(svc, httpapi.Config{
+		Waiting:      waiting,
 		PublicURL:    cfg.PublicURL,
 		MaxBody:      cfg.MaxBody,
 		Ready:        func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
@@ -240,7 +244,8 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	// Parked calls (their connections no longer net/http's) answer too.
+	return waiting.Wait(shutdown)
 }
 
 // firstStart creates an account with 1,000 credits and prints its key when

@@ -43,15 +43,16 @@ func (a *api) handleGenerate() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		a.writeOutcome(w, r, a.await(w, r, key.AccountID, o, pref))
+		a.answerAfterWait(w, r, key.AccountID, o, pref)
 	})
 }
 
-// await waits for a task as the sync-wait rules have it: up to
-// --sync-wait, or what Prefer asks (wait=N shorter, respond-async not at
-// all), ended early when the server drains. The task exists: when it
-// cannot be read back, it is answered as it was (202 for an active one).
-func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) *gengate.Outcome {
+// answerAfterWait answers a call whose task exists after waiting for it
+// as the sync-wait rules have it: up to --sync-wait, or what Prefer asks
+// (wait=N shorter, respond-async not at all), ended early when the server
+// drains. An HTTP/1.x call waits parked off net/http (parked.go), others
+// in the handler (await).
+func (a *api) answerAfterWait(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) {
 	wait := a.svc.SyncWait
 	var applied []string
 	switch {
@@ -67,9 +68,19 @@ func (a *api) await(w http.ResponseWriter, r *http.Request, accountID string, o 
 	if len(applied) > 0 {
 		w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
 	}
-	if wait <= 0 || !o.Task.Status.Active() {
-		return o
+	if wait > 0 && o.Task.Status.Active() {
+		if a.park(w, r, accountID, o, wait) {
+			return
+		}
+		o = a.await(r, accountID, o, wait)
 	}
+	a.writeOutcome(w, r, o)
+}
+
+// await waits up to wait for an active task in the handler, ended early
+// when the server drains. The task exists: when it cannot be read back,
+// it is answered as it was (202 for an active one).
+func (a *api) await(r *http.Request, accountID string, o *gengate.Outcome, wait time.Duration) *gengate.Outcome {
 	ctx, stop := a.waitContext(r)
 	waited, err := a.svc.Wait(ctx, accountID, o.Task.ID, wait)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
@@ -241,7 +252,7 @@ func (a *api) handleAdvance() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		a.writeOutcome(w, r, a.await(w, r, accountID, o, parsePrefer(r.Header.Values("Prefer"))))
+		a.answerAfterWait(w, r, accountID, o, parsePrefer(r.Header.Values("Prefer")))
 	})
 }
 

@@ -52,6 +52,10 @@ type Config struct {
 	Console http.Handler
 	// Accounts configures the account area (auth.go).
 	Accounts AccountsConfig
+	// Waiting holds the synchronous calls parked off net/http while they
+	// wait (parked.go); the server waits for their answers when it shuts
+	// down. Nil makes one.
+	Waiting *Waiting
 }
 
 // DefaultMaxBody is the largest request body accepted.
@@ -65,9 +69,13 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(cfg.Tasks, 0, log)
 	}
+	if cfg.Waiting == nil {
+		cfg.Waiting = NewWaiting()
+	}
 	a := &api{svc: svc, cfg: cfg, log: log, metrics: cfg.Metrics,
 		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
-		probes: &probeCache{results: map[string]probeResult{}}, drained: drainContext(cfg.Drain)}
+		probes: &probeCache{results: map[string]probeResult{}}, drained: drainContext(cfg.Drain),
+		waiting: cfg.Waiting}
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -138,6 +146,7 @@ type api struct {
 	hashSlots chan struct{}
 	probes    *probeCache
 	drained   context.Context // ends when cfg.Drain closes
+	waiting   *Waiting        // the parked calls (parked.go)
 }
 
 type ctxKey int
@@ -163,10 +172,12 @@ func (a *api) requestID(next http.Handler) http.Handler {
 		id := "req_" + hex.EncodeToString(b[:])
 		w.Header().Set("X-Request-Id", id)
 		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
 		next.ServeHTTP(rec, r)
-		took := time.Since(start)
+		if rec.parked {
+			return // its answer is logged and counted when it is written (parked.go)
+		}
+		took := time.Since(rec.start)
 		// The mux has set r.Pattern to the route that matched.
 		a.metrics.observe(r.Pattern, rec.status, took)
 		a.log.InfoContext(r.Context(), "request", "requestId", id, "method", r.Method, "path", logPath(r),
@@ -177,7 +188,12 @@ func (a *api) requestID(next http.Handler) http.Handler {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	start  time.Time
+	parked bool // the call was parked: its connection is no longer net/http's
 }
+
+// Unwrap lets http.ResponseController reach net/http's writer (Hijack).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code

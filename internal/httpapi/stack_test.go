@@ -54,6 +54,7 @@ type stackOpts struct {
 	builtinJobs   int           // above 0: the builtin engine too, with this --max-cpu-jobs
 	metricsToken  string        // serves /metrics on the public handler behind it
 	maxBody       int64         // httpapi.Config.MaxBody; 0 for the default
+	waiting       *httpapi.Waiting
 	// engines are provider engines besides the sandbox (and builtin);
 	// with them the service routes models to providers.
 	engines map[string]gengate.Engine
@@ -133,7 +134,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		svc.ProvidersConfigured = true
 	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
-		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken, MaxBody: o.maxBody}, log))
+		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken, MaxBody: o.maxBody, Waiting: o.waiting}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())
