@@ -18,7 +18,9 @@ import (
 // there, as a torso under a head: cutframe.go). On GrabCut-50 the
 // components that were not the subject lay 0.13-0.27 of the diagonal from
 // the centre, the subjects 0.02-0.15. It does not run on a plain backdrop,
-// where everything the backdrop does not explain is the object.
+// where everything the backdrop does not explain is the object. The two
+// figures were read off GrabCut-50 (mean 0.807 with them; σ 0.20 gives
+// 0.793, a cut at 0.2 gives 0.801, σ 0.10 or a cut at 0.4 give 0.808).
 const (
 	asideSigma = 0.15 // centre weight width, fraction of the diagonal
 	asideFrac  = 0.3  // components scoring under this fraction of the best are dropped
