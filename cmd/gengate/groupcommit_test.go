@@ -11,11 +11,13 @@ import (
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/sqlstore"
+	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
 // TestGroupCommitKillStorm runs the real binary on SQLite, where the
 // writer commits the writes of many requests together (group commit), and
-// SIGKILLs it again and again while 16 clients keep submitting
+// on PostgreSQL, where concurrent creations are committed in one batch
+// (gengate_create_tasks), and SIGKILLs it again and again while 16 clients keep submitting
 // Prefer: respond-async generates, each with an Idempotency-Key of its
 // own: the writer is in the middle of its batches when the kill lands.
 // Every 202 a client received must name a task that survived the kill,
@@ -24,13 +26,19 @@ import (
 // after the last restart, and in the end the ledger explains the balance
 // to the credit.
 func TestGroupCommitKillStorm(t *testing.T) {
-	dir, _, args := crashSetup(t, "sqlite", "300ms", "1s")
+	for _, dialect := range sqltest.Dialects {
+		t.Run(dialect, func(t *testing.T) { groupCommitKillStorm(t, dialect) })
+	}
+}
+
+func groupCommitKillStorm(t *testing.T, dialect string) {
+	dir, dbURL, args := crashSetup(t, dialect, "300ms", "1s")
 	args = append(args, "--sqlite-batch", "32")
 	p := startProcess(t, args...)
 	key, account := p.key, p.account
 	const grant = 1_000_000
 	{
-		store, err := sqlstore.Open(context.Background(), "", dir)
+		store, err := sqlstore.Open(context.Background(), dbURL, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +101,7 @@ func TestGroupCommitKillStorm(t *testing.T) {
 	}
 
 	// What the kills cut off: answered or not, by whether the task exists.
-	store, err := sqlstore.Open(context.Background(), "", dir)
+	store, err := sqlstore.Open(context.Background(), dbURL, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
