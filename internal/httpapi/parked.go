@@ -77,6 +77,10 @@ func (w *Waiting) Wait(ctx context.Context) error {
 // stopped reading.
 const answerWriteTimeout = 30 * time.Second
 
+// closeLinger bounds the wait, after a parked call's answer, for its
+// client to close the connection.
+const closeLinger = 2 * time.Second
+
 // maxParkDrain is the most of a request body still unread that a call is
 // parked with: the rest is read and discarded first (bytes left unread in
 // the socket would make its close a reset, which can lose the answer).
@@ -120,7 +124,12 @@ func (a *api) park(w http.ResponseWriter, r *http.Request, accountID string, o *
 		return false
 	}
 	rec.parked = true
-	p := &parked{a: a, conn: conn, header: w.Header().Clone(), last: o, id: requestID(r), method: r.Method,
+	// Of the task as it was, the parked call keeps what its 202 needs
+	// (writeOutcome of an active task), not the whole request.
+	t := o.Task
+	last := &gengate.Outcome{Task: &gengate.Task{ID: t.ID, Status: t.Status, Type: t.Type, ModelID: t.ModelID,
+		Engine: t.Engine, RunAt: t.RunAt}, Balance: o.Balance}
+	p := &parked{a: a, conn: conn, header: w.Header().Clone(), last: last, id: requestID(r), method: r.Method,
 		path: logPath(r), pattern: r.Pattern, host: r.Host, tls: r.TLS != nil, start: rec.start}
 	a.waiting.calls.Add(1)
 	a.waiting.n.Add(1)
@@ -185,14 +194,34 @@ func (p *parked) answer(o *gengate.Outcome) {
 		ContentLength: int64(res.body.Len()), Body: io.NopCloser(&res.body), Close: true}
 	_ = p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 	err := resp.Write(p.conn)
-	if cw, ok := p.conn.(interface{ CloseWrite() error }); ok && err == nil {
-		_ = cw.CloseWrite()
+	if cw := closeWriter(p.conn); cw != nil && err == nil && cw.CloseWrite() == nil {
+		// As net/http does before closing: let the client read the answer
+		// and close first, since closing a socket with unread bytes sends
+		// a reset, which may destroy the answer before it is read.
+		_ = p.conn.SetReadDeadline(time.Now().Add(closeLinger))
+		_, _ = io.Copy(io.Discard, io.LimitReader(p.conn, maxParkDrain))
 	}
 	_ = p.conn.Close()
 	took := time.Since(p.start)
 	p.a.metrics.observe(p.pattern, res.status, took)
 	p.a.log.InfoContext(r.Context(), "request", "requestId", p.id, "method", p.method, "path", p.path,
 		"status", res.status, "ms", took.Milliseconds(), "parked", true)
+}
+
+// closeWriter is the connection under c that can close its writing half
+// (a TCP connection, through wrappers' NetConn), or nil.
+func closeWriter(c net.Conn) interface{ CloseWrite() error } {
+	for range 8 {
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			return cw
+		}
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		c = u.NetConn()
+	}
+	return nil
 }
 
 // request is what the answer's writers read of the request.
