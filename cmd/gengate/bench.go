@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -500,20 +499,20 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	var ok, failed atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	// At most --dials connections are being opened at once: thousands of
-	// simultaneous connects overflow the listener's accept queue
-	// (net.core.somaxconn), and the kernel then drops them until the
-	// client's connect times out, which measures the client, not gengate.
+	// At most --dials calls are on their way at once: from the dial until
+	// their task exists. Thousands of simultaneous connects overflow the
+	// listener's accept queue (net.core.somaxconn), and the kernel then
+	// drops them, which measures the client, not gengate; a call whose
+	// request is written is not yet accepted by a loaded server, so only
+	// its task's existence frees its slot (pace).
 	dialing := make(chan struct{}, dials)
+	paced := make(chan error, 1)
+	go func() { paced <- benchPace(ctx, store, dialing, count, &failed) }()
 	for i := range count {
 		dialing <- struct{}{}
 		wg.Go(func() {
-			var once sync.Once
-			sent := func() { once.Do(func() { <-dialing }) }
-			defer sent()
 			body := fmt.Sprintf(`{"type":"image","modelId":%q,"prompt":"waiter %d"}`, model, i)
-			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent() }}
-			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "POST", srv.base+"/api/v1/generate", strings.NewReader(body))
+			req, err := http.NewRequestWithContext(ctx, "POST", srv.base+"/api/v1/generate", strings.NewReader(body))
 			if err != nil {
 				failed.Add(1)
 				return
@@ -535,6 +534,9 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 			}
 			ok.Add(1)
 		})
+	}
+	if err := <-paced; err != nil {
+		return err
 	}
 	// Every call waits once its task exists.
 	var waiting time.Duration
@@ -594,6 +596,31 @@ func benchCPUProfile(c *benchChild, dir string, d time.Duration) error {
 		return fmt.Errorf("%s: %.200s", resp.Status, b)
 	}
 	return os.WriteFile(filepath.Join(dir, "cpu.pprof"), b, 0o644)
+}
+
+// benchPace frees a slot of dialing for each call whose task exists or
+// that failed, until count are freed.
+func benchPace(ctx context.Context, store *sqlstore.DB, dialing chan struct{}, count int, failed *atomic.Int64) error {
+	freed := 0
+	for freed < count {
+		counts, err := store.CountTasks(ctx)
+		if err != nil {
+			return err
+		}
+		n := int(failed.Load())
+		for _, c := range counts {
+			n += c
+		}
+		for ; freed < min(n, count); freed++ {
+			<-dialing
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // benchProfiles saves the child's heap profile and goroutine stacks
