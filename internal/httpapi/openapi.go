@@ -34,6 +34,26 @@ func object(props obj, required ...string) obj {
 	return o
 }
 
+// closed is object for a request body the handler decodes with unknown
+// members refused (decodeBody).
+func closed(props obj, required ...string) obj {
+	o := object(props, required...)
+	o["additionalProperties"] = false
+	return o
+}
+
+// with returns a copy of props with more members.
+func with(props obj, more obj) obj {
+	out := obj{}
+	for k, v := range props {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
+}
+
 var problemCodes = []string{
 	gengate.EInvalid, gengate.EUnsupportedOption, gengate.EUnauthorized, gengate.EInsufficient, gengate.ENotFound,
 	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
@@ -267,7 +287,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 	schemas["ImageResult"] = object(obj{"jobId": str(), "images": arr(str()), "remainingCredits": integer()}, "jobId", "images", "remainingCredits")
 	schemas["VideoResult"] = object(obj{"jobId": str(), "video": str(), "remainingCredits": integer()}, "jobId", "video", "remainingCredits")
 	schemas["TaskAccepted"] = object(obj{"jobId": str(), "status": obj{"const": "processing"}, "statusUrl": str()}, "jobId", "status", "statusUrl")
-	schemas["TaskRecord"] = object(obj{
+	taskRecord := obj{
 		"jobId": str(), "status": obj{"type": "string", "enum": []string{"processing", "succeeded", "failed", "needs_review", "canceled"}},
 		"type": str(), "modelId": str(), "cost": integer(), "createdAt": str(), "updatedAt": str(), "completedAt": str(),
 		"statusUrl": str(), "images": arr(str()), "video": str(), "error": anyObj,
@@ -279,7 +299,14 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"createdAt": str(), "nextAttemptAt": str(), "deliveredAt": str(),
 			"deliveries": arr(object(obj{"attempt": integer(), "at": str(), "status": integer(), "error": str()}, "attempt", "at", "status")),
 		}, "id", "type", "url", "status", "attempts", "createdAt", "deliveries"))}, "events"),
-	}, "jobId", "status", "type", "modelId", "cost", "createdAt", "updatedAt", "statusUrl")
+		"prompt": str(), "options": obj{"type": "object", "description": "every option of the model, as given or defaulted"},
+		"inputs": obj{"type": "object", "additionalProperties": str(), "description": "input field → the URL the task was given"},
+		"engine": str(), "placeholder": obj{"type": "boolean"},
+	}
+	taskRequired := []string{"jobId", "status", "type", "modelId", "cost", "createdAt", "updatedAt", "statusUrl"}
+	schemas["TaskRecord"] = object(taskRecord, taskRequired...)
+	schemas["ReviewTask"] = object(with(taskRecord, obj{"accountId": str(), "accountName": str(), "reviewReason": str()}),
+		append(taskRequired, "accountId", "accountName", "reviewReason")...)
 	schemas["Field"] = object(obj{"name": str(), "kind": str(), "required": obj{"type": "boolean"}, "description": str(),
 		"values": obj{"type": "array"}, "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(), "default": obj{}}, "name", "kind")
 	schemas["Model"] = object(obj{"id": str(), "type": str(), "name": str(), "description": str(), "credits": integer(),
@@ -293,7 +320,20 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"param": obj{"type": []string{"string", "null"}}, "code": obj{"type": []string{"string", "null"}}}, "message", "type")}, "error")
 	schemas["OpenAIImageRequest"] = object(obj{"model": obj{"type": "string", "description": "a gengate modelId"}, "prompt": str(),
 		"n": integer(), "size": str(), "response_format": obj{"enum": []string{"url", "b64_json"}}, "output_format": str(), "quality": str()}, "model")
-	schemas["Page"] = object(obj{"data": arr(anyObj), "nextCursor": str()}, "data")
+	// page is a list answer: its items and, unless it is the last page, nextCursor.
+	page := func(item obj) obj { return object(obj{"data": arr(item), "nextCursor": str()}, "data") }
+	key := obj{"id": str(), "name": str(), "prefix": obj{"type": "string", "pattern": "^" + gengate.KeyPrefix},
+		"createdAt": str(), "lastUsedAt": str(), "revokedAt": str(), "spendLimit": integer(), "spentToday": integer()}
+	keyRequired := []string{"id", "name", "prefix", "createdAt", "spentToday"}
+	schemas["Key"] = object(key, keyRequired...)
+	schemas["KeyCreated"] = object(with(key, obj{"key": obj{"type": "string", "pattern": "^" + gengate.KeyPrefix,
+		"description": "the secret, in this answer only"}}), append(keyRequired, "key")...)
+	schemas["Quote"] = object(obj{"modelId": str(), "type": str(), "cost": integer(), "remainingCredits": integer(),
+		"engine": str(), "placeholder": obj{"type": "boolean"}}, "modelId", "type", "cost", "remainingCredits", "engine", "placeholder")
+	schemas["Engine"] = object(obj{"name": str(), "kind": obj{"type": "string", "enum": []string{"provider", "builtin", "sandbox"}},
+		"models": arr(object(obj{"modelId": str(), "routes": arr(object(obj{"provider": str(), "model": str()}, "provider", "model"))}, "modelId", "routes")),
+		"status": obj{"type": "string", "enum": []string{"ok", "unreachable", "unknown"}}, "checkedAt": str()}, "name", "kind", "models", "status")
+	spendLimit := obj{"type": []string{"integer", "null"}, "minimum": 1, "description": "credits per UTC day; null for none"}
 	eventTypes := arr(obj{"type": "string", "enum": gengate.EventTypes})
 	endpoint := obj{"id": str(), "url": str(), "eventTypes": eventTypes, "createdAt": str(),
 		"previousSecretExpiresAt": obj{"type": "string", "description": "while a rotated-out secret still signs"}}
@@ -352,13 +392,11 @@ func OpenAPI(c *gengate.Catalog) obj {
 		{"name": "Idempotency-Key", "in": "header", "required": false, "schema": obj{"type": "string", "maxLength": 255}},
 		{"name": "Prefer", "in": "header", "required": false, "schema": str(), "description": "respond-async, or wait=N seconds"},
 	}}
-	page := func(desc string) obj {
-		return obj{"200": response(desc, ref("Page")), "400": problem("INVALID_REQUEST naming the bad parameter")}
-	}
-	okObj := func(desc string) obj { return response(desc, anyObj) }
-	schemas["Account"] = object(obj{"id": str(), "name": str(), "remainingCredits": integer(), "createdAt": str(),
-		"members": arr(object(obj{"id": str(), "email": str(), "role": str(), "createdAt": str()}, "id", "email", "role", "createdAt"))},
-		"id", "name", "remainingCredits", "createdAt", "members")
+	account := obj{"id": str(), "name": str(), "remainingCredits": integer(), "createdAt": str(),
+		"members": arr(object(obj{"id": str(), "email": str(), "role": str(), "createdAt": str()}, "id", "email", "role", "createdAt"))}
+	accountRequired := []string{"id", "name", "remainingCredits", "createdAt", "members"}
+	schemas["Account"] = object(account, accountRequired...)
+	schemas["AccountWithKeys"] = object(with(account, obj{"keys": arr(ref("Key"))}), append(accountRequired, "keys")...)
 	schemas["LedgerPage"] = object(obj{"data": arr(object(obj{"id": str(), "kind": str(), "amount": integer(), "balanceAfter": integer(),
 		"taskId": str(), "note": str(), "createdAt": str()}, "id", "kind", "amount", "balanceAfter", "createdAt")), "nextCursor": str()}, "data")
 	session := object(obj{"member": object(obj{"id": str(), "email": str(), "role": str()}, "id", "email", "role"), "accountId": str(), "accountName": str(), "operator": obj{"type": "boolean"}, "csrfToken": str()})
@@ -380,7 +418,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 				"503": response("OVERLOADED: the provider could not be asked; nothing changed", ref("Problem"), "Retry-After"),
 			}, pathParam("id")),
 		},
-		"/api/generation/jobs": obj{"get": op("List the account's tasks, newest first", true, page("a page of task records"),
+		"/api/generation/jobs": obj{"get": op("List the account's tasks, newest first", true, obj{
+			"200": response("a page of task records", page(ref("TaskRecord"))), "400": problem("INVALID_REQUEST naming the bad parameter")},
 			queryParams("status", "modelId", "type", "limit", "cursor"))},
 		"/api/v1/files": obj{"post": op("Upload an input file (raw body or multipart/form-data with a file part)", true, obj{
 			"201": response("the file's URL, usable as any input", ref("Upload"), "Location"),
@@ -468,29 +507,39 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true,
 			obj{"200": response("a page of ledger entries", ref("LedgerPage")), "400": problem("INVALID_REQUEST naming the bad parameter")},
 			queryParams("limit", "cursor"))},
-		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", ref("Page")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
+		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", object(obj{"data": arr(object(obj{
+			"modelId": str(), "tasks": integer(), "credits": integer()}, "modelId", "tasks", "credits"))}, "data")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
 		"/api/v1/keys": obj{
-			"get":  op("The account's API keys", true, obj{"200": response("keys", ref("Page"))}),
-			"post": op("Create an API key (the secret is shown once)", true, smallBody(obj{"201": okObj("the key with its secret"), "400": problem("INVALID_REQUEST")}), jsonBody(anyObj)),
+			"get": op("The account's API keys", true, obj{"200": response("keys, newest first, revoked ones too", object(obj{"data": arr(ref("Key"))}, "data"))}),
+			"post": op("Create an API key (the secret is shown once)", true, smallBody(obj{"201": response("the key with its secret", ref("KeyCreated")), "400": problem("INVALID_REQUEST")}),
+				jsonBody(closed(obj{"name": str(), "spendLimit": spendLimit}, "name"))),
 		},
 		"/api/v1/keys/{keyId}": obj{
-			"patch":  op("Rename a key or set its daily spend limit", true, smallBody(obj{"200": okObj("the key"), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}), pathParam("keyId"), jsonBody(anyObj)),
+			"patch": op("Rename a key or set its daily spend limit", true, smallBody(obj{"200": response("the key", ref("Key")), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}), pathParam("keyId"),
+				jsonBody(closed(obj{"name": str(), "spendLimit": spendLimit}))),
 			"delete": op("Revoke a key", true, obj{"204": obj{"description": "revoked"}, "404": problem("NOT_FOUND")}, pathParam("keyId")),
 		},
 		"/api/v1/quote": obj{
-			"post": op("Price a generate body without charging", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST"), "413": problem("PAYLOAD_TOO_LARGE: the body is over the request body limit")}, jsonBody(ref("GenerateRequest"))),
-			"get":  op("Price a request given as query parameters", true, obj{"200": okObj("the quote"), "400": problem("INVALID_REQUEST")}),
+			"post": op("Price a generate body without charging", true, obj{"200": response("the quote", ref("Quote")), "400": problem("INVALID_REQUEST"), "413": problem("PAYLOAD_TOO_LARGE: the body is over the request body limit")}, jsonBody(ref("GenerateRequest"))),
+			"get":  op("Price a request given as query parameters", true, obj{"200": response("the quote", ref("Quote")), "400": problem("INVALID_REQUEST")}),
 		},
 		"/api/v1/admin/accounts": obj{
-			"get":  op("Operator: accounts", true, obj{"200": response("accounts", ref("Page")), "403": problem("FORBIDDEN")}, queryParams("q", "limit", "cursor")),
-			"post": op("Operator: create an account", true, smallBody(obj{"201": okObj("the account and its set-up link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "409": problem("EMAIL_TAKEN")}), jsonBody(anyObj)),
+			"get": op("Operator: accounts", true, obj{"200": response("accounts", page(ref("Account"))), "403": problem("FORBIDDEN")}, queryParams("q", "limit", "cursor")),
+			"post": op("Operator: create an account", true, smallBody(obj{"201": response("the account and its set-up link", object(obj{"account": ref("Account"), "setupLink": str()}, "account", "setupLink")),
+				"400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "409": problem("EMAIL_TAKEN")}),
+				jsonBody(closed(obj{"email": str(), "name": str(), "credits": integer(), "operator": obj{"type": "boolean"}}, "email", "credits"))),
 		},
-		"/api/v1/admin/accounts/{id}":         obj{"get": op("Operator: one account", true, obj{"200": okObj("the account"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"))},
-		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, smallBody(obj{"200": okObj("the balance"), "402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}), pathParam("id"), jsonBody(anyObj))},
-		"/api/v1/admin/accounts/{id}/link":    obj{"post": op("Operator: a sign-in link", true, smallBody(obj{"200": okObj("the link"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}), pathParam("id"), jsonBody(anyObj))},
-		"/api/v1/admin/review":                obj{"get": op("Operator: tasks in review", true, obj{"200": response("tasks", ref("Page")), "403": problem("FORBIDDEN")}, queryParams("limit", "cursor"))},
-		"/api/v1/admin/review/{jobId}":        obj{"post": op("Operator: settle a review", true, smallBody(obj{"200": response("the task", ref("TaskRecord")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND"), "409": problem("CONFLICT")}), pathParam("jobId"), jsonBody(anyObj))},
-		"/api/v1/admin/engines":               obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", ref("Page")), "403": problem("FORBIDDEN")})},
+		"/api/v1/admin/accounts/{id}": obj{"get": op("Operator: one account", true, obj{"200": response("the account with its keys", ref("AccountWithKeys")), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"))},
+		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, smallBody(obj{"200": response("the balance", object(obj{"remainingCredits": integer()}, "remainingCredits")),
+			"402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}),
+			pathParam("id"), jsonBody(closed(obj{"credits": obj{"type": "integer", "not": obj{"const": 0}, "description": "negative removes credits"},
+				"note": obj{"type": "string", "maxLength": 500}}, "credits")))},
+		"/api/v1/admin/accounts/{id}/link": obj{"post": op("Operator: a sign-in link", true, smallBody(obj{"200": response("the link", object(obj{"link": str()}, "link")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}),
+			pathParam("id"), jsonBody(closed(obj{"email": str()}, "email")))},
+		"/api/v1/admin/review": obj{"get": op("Operator: tasks in review", true, obj{"200": response("tasks in review, oldest first", page(ref("ReviewTask"))), "403": problem("FORBIDDEN")}, queryParams("limit", "cursor"))},
+		"/api/v1/admin/review/{jobId}": obj{"post": op("Operator: settle a review", true, smallBody(obj{"200": response("the task", ref("TaskRecord")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND"), "409": problem("CONFLICT")}), pathParam("jobId"),
+			jsonBody(closed(obj{"action": obj{"type": "string", "enum": []string{"deliver", "refund"}}}, "action")))},
+		"/api/v1/admin/engines": obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", object(obj{"data": arr(ref("Engine"))}, "data")), "403": problem("FORBIDDEN")})},
 	}
 	withCSRF(paths)
 	return obj{
