@@ -39,9 +39,7 @@ func (s *Service) succeed(ctx context.Context, t *Task, p Progress) error {
 	t.Outputs = t.Outputs[:0]
 	var stored []string
 	for i, o := range p.Outputs {
-		// Keys are fixed per task and index, so a repeated step overwrites
-		// rather than adds files.
-		key := fmt.Sprintf("outputs/%s/%d.%s", t.ID, i, o.Ext)
+		key := outputKey(t.ID, i, o.Ext)
 		size, err := s.storeOutput(ctx, key, o)
 		if err != nil {
 			for _, k := range stored {
@@ -59,6 +57,21 @@ func (s *Service) succeed(ctx context.Context, t *Task, p Progress) error {
 	}
 	t.Status = StatusSucceeded
 	return s.finish(ctx, t, 0)
+}
+
+// outputKey is where output i of a task is stored:
+// outputs/<first two characters of the task id>/<task id>-<i>.<ext>. Keys
+// are fixed per task and index, so a repeated step overwrites rather than
+// adds files. The 256 shared directories spare a directory per task (a
+// mkdir and its sync on local storage); the key is recorded in the task's
+// creations, so files stored under the older outputs/<task>/<i>.<ext>
+// are read where they are.
+func outputKey(taskID string, i int, ext string) string {
+	shard := taskID
+	if len(shard) > 2 {
+		shard = shard[:2]
+	}
+	return fmt.Sprintf("outputs/%s/%s-%d.%s", shard, taskID, i, ext)
 }
 
 // sourceError is an output stream's own failure (the upstream connection

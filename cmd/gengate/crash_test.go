@@ -160,7 +160,7 @@ var crashBodies = []struct {
 	{map[string]any{"type": "image", "modelId": "seedream-4-5", "prompt": "crash 12"}, 1},
 }
 
-var outputName = regexp.MustCompile(`^[0-9]+\.[a-z0-9]+$`)
+var outputName = regexp.MustCompile(`^[0-9a-f-]{36}-[0-9]+\.[a-z0-9]+$`)
 
 // TestCrashRecovery kills gengate with SIGKILL while tasks are in flight,
 // starts it again on the same data, and checks that every task finishes,
@@ -250,9 +250,9 @@ func TestCrashRecovery(t *testing.T) {
 					t.Errorf("task %s has %d creations, want %d", tk.id, len(task.Outputs), tk.outputs)
 				}
 				var files []string
-				entries, _ := os.ReadDir(filepath.Join(dir, "files", "outputs", tk.id))
+				entries, _ := os.ReadDir(filepath.Join(dir, "files", "outputs", tk.id[:2]))
 				for _, e := range entries {
-					if outputName.MatchString(e.Name()) {
+					if strings.HasPrefix(e.Name(), tk.id+"-") && outputName.MatchString(e.Name()) {
 						files = append(files, e.Name())
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,20 +50,27 @@ func TestCrashMidOutputStream(t *testing.T) {
 	wantCode(t, r, http.StatusAccepted)
 	id := r.str("jobId")
 
-	// Half the file is written when the fake holds the rest back.
-	partial := filepath.Join(dir, "files", ".tmp-partial")
+	// Half the file is written when the fake holds the rest back, as a
+	// temporary file beside where the output's key will be.
+	files := filepath.Join(dir, "files")
 	poll(t, 2*time.Minute, 20*time.Millisecond, "half the output written", func() bool {
-		entries, _ := os.ReadDir(partial)
-		for _, e := range entries {
-			if info, err := e.Info(); err == nil && info.Size() >= size/2 {
-				return true
+		found := false
+		filepath.WalkDir(files, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-") {
+				if info, err := d.Info(); err == nil && info.Size() >= size/2 {
+					found = true
+				}
 			}
-		}
-		return false
+			return nil
+		})
+		return found
 	})
-	if entries, _ := os.ReadDir(filepath.Join(dir, "files", "outputs", id)); len(entries) != 0 {
-		t.Fatalf("an output file is visible mid-stream: %v", entries)
-	}
+	filepath.WalkDir(filepath.Join(files, "outputs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".tmp-") {
+			t.Fatalf("an output file is visible mid-stream: %s", p)
+		}
+		return nil
+	})
 	p1.kill(t)
 	release()
 

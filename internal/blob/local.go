@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -21,7 +23,8 @@ import (
 
 // Local is a gengate.Blobs in a local directory.
 type Local struct {
-	dir string
+	dir  string
+	dirs sync.Map // directory path -> *dirSyncer, for directories known to exist
 }
 
 var _ gengate.Blobs = (*Local)(nil)
@@ -84,21 +87,20 @@ func (l *Local) Put(ctx context.Context, key string, data []byte, contentType st
 
 // PutStream copies r to its end under key atomically, replacing what was
 // there, and returns the bytes written. The file is written as a temporary
-// file in the store's partial directory (".tmp-partial", which List skips),
-// synced, then renamed to its key: a reader never sees a partial file, and
+// file (".tmp-…", which List skips) in the key's own directory, synced,
+// renamed to its key, and the directory synced, so that the name survives
+// a crash before PutStream returns: a reader never sees a partial file, and
 // one that fails (r's error, a full disk, ctx ended) is removed. A crash
 // mid-copy leaves only the temporary file, which SweepPartial removes once
-// it is old.
+// it is old. A rename within one directory takes no file-system-wide lock
+// and touches one directory; directories known to exist are not made again.
 func (l *Local) PutStream(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
 	p, err := l.path(key)
 	if err != nil {
 		return 0, err
 	}
-	partial := filepath.Join(l.dir, partialDir)
-	if err := os.MkdirAll(partial, 0o700); err != nil {
-		return 0, err
-	}
-	f, err := os.CreateTemp(partial, tmpPrefix+"*")
+	dir := filepath.Dir(p)
+	f, err := l.createTemp(dir)
 	if err != nil {
 		return 0, err
 	}
@@ -111,30 +113,107 @@ func (l *Local) PutStream(ctx context.Context, key string, r io.Reader, contentT
 		err = cerr
 	}
 	if err == nil {
-		// The key's directory is made only now, so a failed stream
-		// leaves no empty one behind.
-		err = os.MkdirAll(filepath.Dir(p), 0o700)
-	}
-	if err == nil {
 		err = os.Rename(tmp, p)
-		if errors.Is(err, fs.ErrNotExist) {
-			// A Delete of the last file beside the key removed the
-			// directory just now: make it again.
-			if err = os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
-				err = os.Rename(tmp, p)
-			}
-		}
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return n, err
 	}
-	return n, nil
+	return n, l.syncDir(dir)
 }
 
-// tmpPrefix starts the names of files being written, and of partialDir,
-// the directory under the root that holds them (on the same file system
-// as every key, so the final rename is atomic).
+// createTemp creates a temporary file in dir, making dir first unless it
+// is known to exist. A Delete of the last file of a directory removes it,
+// so a known one that has gone is made again.
+func (l *Local) createTemp(dir string) (*os.File, error) {
+	if _, ok := l.dirs.Load(dir); ok {
+		f, err := os.CreateTemp(dir, tmpPrefix+"*")
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, err
+		}
+		l.dirs.Delete(dir)
+	}
+	if err := l.mkdirs(dir); err != nil {
+		return nil, err
+	}
+	l.dirs.LoadOrStore(dir, &dirSyncer{})
+	return os.CreateTemp(dir, tmpPrefix+"*")
+}
+
+// mkdirs makes dir and the directories above it that are missing, and
+// syncs the directory of each one it made, so that a file renamed into dir
+// later is not lost with its directory's name in a crash.
+func (l *Local) mkdirs(dir string) error {
+	top := dir // the highest directory missing
+	for d := dir; d != l.dir && len(d) > len(l.dir); d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		top = d
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := syncPath(filepath.Dir(d)); err != nil {
+			return err
+		}
+		if d == top || len(d) <= len(l.dir) {
+			return nil
+		}
+	}
+}
+
+func syncPath(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("blob: sync directory: %w", err)
+	}
+	return nil
+}
+
+// syncDir makes the renames done in dir durable (fsync of the directory).
+// Writers finishing at once share one fsync: a sync started after a
+// writer's rename covers it, so a writer that finds one done skips its own.
+func (l *Local) syncDir(dir string) error {
+	v, ok := l.dirs.Load(dir)
+	if !ok {
+		v, _ = l.dirs.LoadOrStore(dir, &dirSyncer{})
+	}
+	return v.(*dirSyncer).sync(dir)
+}
+
+type dirSyncer struct {
+	renamed atomic.Uint64 // renames done, counted after each
+	mu      sync.Mutex
+	synced  uint64 // renames covered by the last finished fsync
+}
+
+func (d *dirSyncer) sync(dir string) error {
+	mine := d.renamed.Add(1)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.synced >= mine {
+		return nil // a sync that started after this rename is done
+	}
+	upTo := d.renamed.Load()
+	if err := syncPath(dir); err != nil {
+		return err
+	}
+	d.synced = upTo
+	return nil
+}
+
+// tmpPrefix starts the names of files being written. Older versions wrote
+// them in partialDir, the directory under the root named with it; those
+// are swept like the rest.
 const (
 	tmpPrefix  = ".tmp-"
 	partialDir = ".tmp-partial"
@@ -155,35 +234,34 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // SweepPartial removes the temporary files of writes that a crash cut
 // short, last written before the time, and returns how many it removed.
+// They lie beside the keys (and, from older versions, in partialDir), so
+// it reads every directory of the store, stating only temporary files.
 func (l *Local) SweepPartial(ctx context.Context, before time.Time) (int, error) {
-	entries, err := os.ReadDir(filepath.Join(l.dir, partialDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, d := range entries {
+	err := filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p != l.dir {
+			return nil // removed just now
+		}
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) || !d.Type().IsRegular() {
+			return err
+		}
 		info, err := d.Info()
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // renamed or removed just now
+			return nil // renamed or removed just now
 		}
 		if err != nil {
-			return n, err
+			return err
 		}
-		if !info.Mode().IsRegular() || !info.ModTime().Before(before) {
-			continue
+		if !info.ModTime().Before(before) {
+			return nil
 		}
-		if err := os.Remove(filepath.Join(l.dir, partialDir, d.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return n, err
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
 		n++
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+		return ctx.Err()
+	})
+	return n, err
 }
 
 // Get reads the file under key; a missing one is an ENotFound error.

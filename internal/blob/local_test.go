@@ -90,3 +90,60 @@ func TestLocalListEmpty(t *testing.T) {
 		t.Fatalf("List on an empty store = %v, %v; want none, nil", got, err)
 	}
 }
+
+// TestLocalPutAfterItsDirectoryWentAway: a Delete of a directory's last
+// file removes the directory; a later Put into it (known to this store)
+// makes it again.
+func TestLocalPutAfterItsDirectoryWentAway(t *testing.T) {
+	ctx := context.Background()
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"put a", "delete a", "put b"} {
+		var err error
+		switch step {
+		case "put a":
+			err = l.Put(ctx, "outputs/ab/a.png", []byte("a"), "image/png")
+		case "delete a":
+			err = l.Delete(ctx, "outputs/ab/a.png")
+		case "put b":
+			err = l.Put(ctx, "outputs/ab/b.png", []byte("b"), "image/png")
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	if got, err := l.Get(ctx, "outputs/ab/b.png"); err != nil || string(got) != "b" {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+}
+
+// TestLocalSweepsOlderPartialDirectory: temporary files left by older
+// versions in .tmp-partial are swept with those beside the keys; stored
+// files are left alone.
+func TestLocalSweepsOlderPartialDirectory(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	l, err := NewLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Put(ctx, "outputs/ab/a.png", []byte("a"), "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".tmp-partial/.tmp-1", "outputs/ab/.tmp-2"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := l.SweepPartial(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+		t.Fatalf("SweepPartial = %d, %v; want 2", n, err)
+	}
+	if got, err := l.Get(ctx, "outputs/ab/a.png"); err != nil || string(got) != "a" {
+		t.Fatalf("Get after the sweep = %q, %v", got, err)
+	}
+}

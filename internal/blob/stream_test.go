@@ -167,13 +167,16 @@ func TestPutStreamKilledMidway(t *testing.T) {
 			case "local":
 				spec = t.TempDir()
 				started = func() bool {
-					entries, _ := os.ReadDir(filepath.Join(spec, ".tmp-partial"))
-					for _, e := range entries {
-						if info, err := e.Info(); err == nil && info.Size() > 4<<20 {
-							return true
+					found := false
+					filepath.WalkDir(spec, func(p string, d os.DirEntry, err error) error {
+						if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-") {
+							if info, err := d.Info(); err == nil && info.Size() > 4<<20 {
+								found = true
+							}
 						}
-					}
-					return false
+						return nil
+					})
+					return found
 				}
 			case "s3":
 				srv := s3test.Start(t)
