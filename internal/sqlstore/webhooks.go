@@ -92,18 +92,24 @@ func (s *DB) RotateWebhookSecret(ctx context.Context, accountID, endpointID, fre
 		args = append(args, endpointID)
 	}
 	return s.write(ctx, func(ctx context.Context, db dbtx) error {
-		res, err := db.ExecContext(ctx, q, args...)
+		return endpointChanged(db.ExecContext(ctx, q, args...))
+	})
+}
+
+// endpointChanged is the error of a statement that must change the
+// account's endpoint (or secret): its own, or NOT_FOUND when it changed
+// no row.
+func endpointChanged(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err != nil {
-				return err
-			}
-			return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
-		}
-		return nil
-	})
+		return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
+	}
+	return nil
 }
 
 const webhookEndpointColumns = `id, account_id, url, event_types, created_at, secret, previous, previous_until`
@@ -178,21 +184,14 @@ func (s *DB) WebhookEndpoint(ctx context.Context, accountID, id string) (*gengat
 // (RecordWebhookAttempt finds no event).
 func (s *DB) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error {
 	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
-		if err != nil {
+		if err := endpointChanged(tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err != nil {
-				return err
-			}
-			return gengate.Errorf(gengate.ENotFound, "webhook endpoint not found")
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_attempts WHERE event_id IN
 			(SELECT id FROM webhook_events WHERE endpoint_id = $1)`, id); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE endpoint_id = $1`, id)
+		_, err := tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE endpoint_id = $1`, id)
 		return err
 	})
 }
