@@ -59,31 +59,20 @@ type Server struct {
 	srv *httptest.Server
 	key string
 
-	mu      sync.Mutex
-	ops     map[string]*op
-	files   map[string][]byte
-	seq     int
-	cancels int
+	mu sync.Mutex
+	operations
+	files map[string][]byte
+	seq   int
 	// uploads are the Files API's resumable uploads by upload_id, and
 	// inputs the files they made by id (files.go).
 	uploads map[string]*upload
 	inputs  map[string]*inputFile
 }
 
-type op struct {
-	name     string
-	polls    int
-	held     bool
-	failWith string
-	done     bool
-	result   map[string]any // "response" or "error"
-	storage  any            // Vertex AI: the request's parameters.storageUri
-}
-
 // New starts a fake Gemini API, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", ops: map[string]*op{}, files: map[string][]byte{},
+	s := &Server{key: "AIzaSyFakeKey-0123456789abcdefghijklmn", files: map[string][]byte{},
 		uploads: map[string]*upload{}, inputs: map[string]*inputFile{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleCall)
@@ -119,11 +108,7 @@ func (s *Server) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Knobs.Release()
-	for _, o := range s.ops {
-		if o.held {
-			o.held, o.polls = false, 1<<30
-		}
-	}
+	s.release()
 }
 
 // DeleteOutputs deletes every video file served so far, as the Gemini API
@@ -253,7 +238,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		answer = predictAnswer(body, fail)
 	default:
 		o := &op{name: fmt.Sprintf("models/%s/operations/fake%06dq8r3w", model, s.seq), held: s.Held(), failWith: fail}
-		s.ops[o.name] = o
+		s.add(o)
 		answer = map[string]any{"name": o.name}
 	}
 	s.mu.Unlock()
@@ -526,7 +511,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.advance(o)
-	writeJSON(w, s.object(o))
+	writeJSON(w, o.json())
 }
 
 // handleCancel serves POST /v1beta/models/{model}/operations/{id}:cancel.
@@ -537,15 +522,9 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	id, ok := strings.CutSuffix(r.PathValue("call"), ":cancel")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o, found := s.ops["models/"+r.PathValue("model")+"/operations/"+id]
-	if !ok || !found {
+	if !ok || !s.cancel("models/"+r.PathValue("model")+"/operations/"+id) {
 		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
 		return
-	}
-	s.cancels++
-	if !o.done {
-		o.done = true
-		o.result = map[string]any{"error": map[string]any{"code": 1, "message": "Operation was cancelled."}}
 	}
 	writeJSON(w, map[string]any{})
 }
@@ -573,14 +552,9 @@ func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 
 // advance moves o one read along.
 func (s *Server) advance(o *op) {
-	if o.done {
+	if !o.due(s.Polls()) {
 		return
 	}
-	o.polls++
-	if o.held || o.polls < s.Polls() {
-		return
-	}
-	o.done = true
 	res := func(v map[string]any) map[string]any {
 		v["@type"] = "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse"
 		return map[string]any{"response": v}
@@ -598,17 +572,6 @@ func (s *Server) advance(o *op) {
 			map[string]any{"video": map[string]any{"uri": s.srv.URL + "/v1beta/files/" + id + "?alt=media"}},
 		}}})
 	}
-}
-
-func (s *Server) object(o *op) map[string]any {
-	obj := map[string]any{"name": o.name}
-	if o.done {
-		obj["done"] = true
-		for k, v := range o.result {
-			obj[k] = v
-		}
-	}
-	return obj
 }
 
 // dims picks an image size for an aspect ratio.

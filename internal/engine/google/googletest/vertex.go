@@ -53,10 +53,10 @@ type Vertex struct {
 	tokenLife    time.Duration
 	tokenFetches int
 	usedTokens   []string
-	ops          map[string]*op
-	objects      map[string][]byte // "bucket/object"
-	seq, cancels int
-	credentials  string
+	operations
+	objects     map[string][]byte // "bucket/object"
+	seq         int
+	credentials string
 }
 
 type issued struct {
@@ -70,7 +70,7 @@ func NewVertex(t testing.TB) *Vertex {
 	t.Helper()
 	v := &Vertex{email: "gengate@gengate-test.iam.gserviceaccount.com", keyID: "3f1c0ffee0ddba11c0ffee0ddba11c0ffee0dd",
 		project: "gengate-test", location: "us-central1", tokens: map[string]issued{}, tokenLife: time.Hour,
-		ops: map[string]*op{}, objects: map[string][]byte{}}
+		objects: map[string][]byte{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", v.handleToken)
 	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", v.handleCall)
@@ -143,11 +143,7 @@ func (v *Vertex) Release() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.Knobs.Release()
-	for _, o := range v.ops {
-		if o.held {
-			o.held, o.polls = false, 1<<30
-		}
-	}
+	v.release()
 }
 
 // DeleteOutputs deletes every video served so far: done operations lose
@@ -249,7 +245,7 @@ func (v *Vertex) handleCall(w http.ResponseWriter, r *http.Request) {
 	default:
 		name := fmt.Sprintf("projects/%s/locations/%s/publishers/google/models/%s/operations/%08x-0000-4000-8000-%012d", v.project, v.location, model, v.seq, v.seq)
 		o := &op{name: name, held: v.Held(), failWith: fail, storage: asMap(body["parameters"])["storageUri"]}
-		v.ops[name] = o
+		v.add(o)
 		answer = map[string]any{"name": name}
 	}
 	v.mu.Unlock()
@@ -298,7 +294,7 @@ func (v *Vertex) fetch(w http.ResponseWriter, model string, body map[string]any)
 		return
 	}
 	v.advance(o)
-	writeJSON(w, v.object(o))
+	writeJSON(w, o.json())
 }
 
 // handleCancel serves POST …/models/{model}/operations/{id}:cancel.
@@ -310,15 +306,9 @@ func (v *Vertex) handleCancel(w http.ResponseWriter, r *http.Request) {
 	name := fmt.Sprintf("projects/%s/locations/%s/publishers/google/models/%s/operations/%s", v.project, v.location, r.PathValue("model"), id)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	o, found := v.ops[name]
-	if !ok || !found {
+	if !ok || !v.cancel(name) {
 		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", "Operation "+name+" not found.")
 		return
-	}
-	v.cancels++
-	if !o.done {
-		o.done = true
-		o.result = map[string]any{"error": map[string]any{"code": 1, "message": "Operation was cancelled."}}
 	}
 	writeJSON(w, map[string]any{})
 }
@@ -347,14 +337,9 @@ func (v *Vertex) handleObject(w http.ResponseWriter, r *http.Request) {
 
 // advance moves o one read along (v.mu held).
 func (v *Vertex) advance(o *op) {
-	if o.done {
+	if !o.due(v.Polls()) {
 		return
 	}
-	o.polls++
-	if o.held || o.polls < v.Polls() {
-		return
-	}
-	o.done = true
 	res := func(m map[string]any) map[string]any {
 		m["@type"] = "type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse"
 		return map[string]any{"response": m}
@@ -377,17 +362,6 @@ func (v *Vertex) advance(o *op) {
 		}
 		o.result = res(map[string]any{"videos": []any{video}})
 	}
-}
-
-func (v *Vertex) object(o *op) map[string]any {
-	obj := map[string]any{"name": o.name}
-	if o.done {
-		obj["done"] = true
-		for k, val := range o.result {
-			obj[k] = val
-		}
-	}
-	return obj
 }
 
 func isBase64(s string) bool {
