@@ -124,20 +124,21 @@ func (l *Local) PutStream(ctx context.Context, key string, r io.Reader, contentT
 
 // createTemp creates a temporary file in dir, making dir first unless it
 // is known to exist. A Delete of the last file of a directory removes it,
-// so a known one that has gone is made again.
+// so a directory that has gone is made again.
 func (l *Local) createTemp(dir string) (*os.File, error) {
-	if _, ok := l.dirs.Load(dir); ok {
-		f, err := os.CreateTemp(dir, tmpPrefix+"*")
-		if !errors.Is(err, fs.ErrNotExist) {
-			return f, err
+	for try := 0; ; try++ {
+		if _, ok := l.dirs.Load(dir); ok || try > 0 {
+			f, err := os.CreateTemp(dir, tmpPrefix+"*")
+			if !errors.Is(err, fs.ErrNotExist) || try == 3 {
+				return f, err
+			}
+			l.dirs.Delete(dir)
 		}
-		l.dirs.Delete(dir)
+		if err := l.mkdirs(dir); err != nil {
+			return nil, err
+		}
+		l.dirs.LoadOrStore(dir, &dirSyncer{})
 	}
-	if err := l.mkdirs(dir); err != nil {
-		return nil, err
-	}
-	l.dirs.LoadOrStore(dir, &dirSyncer{})
-	return os.CreateTemp(dir, tmpPrefix+"*")
 }
 
 // mkdirs makes dir and the directories above it that are missing, and
@@ -320,7 +321,9 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	os.Remove(filepath.Dir(p)) // only succeeds when empty
+	if dir := filepath.Dir(p); os.Remove(dir) == nil { // only succeeds when empty
+		l.dirs.Delete(dir) // a task's inputs directory is not kept in memory
+	}
 	return nil
 }
 

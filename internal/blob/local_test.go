@@ -3,6 +3,7 @@ package blob
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -179,4 +180,29 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestLocalForgetsRemovedDirectories: the directories a store knows are
+// those that still exist, so a directory per task (inputs) does not grow
+// its memory for ever.
+func TestLocalForgetsRemovedDirectories(t *testing.T) {
+	ctx := context.Background()
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		key := fmt.Sprintf("inputs/task%d/imageUrl", i)
+		if err := l.Put(ctx, key, []byte("x"), "image/png"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	l.dirs.Range(func(k, v any) bool { n++; return true })
+	if n != 0 {
+		t.Fatalf("the store keeps %d directories in memory after every file was deleted, want 0", n)
+	}
 }
