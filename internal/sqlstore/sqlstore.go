@@ -37,8 +37,8 @@ var migrations embed.FS
 // DB is a gengate.Store on SQLite or PostgreSQL.
 type DB struct {
 	db       *sql.DB
-	read     *sql.DB      // SQLite: a pool of read-only WAL readers; nil on PostgreSQL
-	w        *groupWriter // SQLite: the one writer, which commits writes in batches (groupcommit.go)
+	read     *sql.DB       // SQLite: a pool of read-only WAL readers; nil on PostgreSQL
+	w        *groupWriter  // SQLite: the one writer, which commits writes in batches (groupcommit.go)
 	ckpt     *checkpointer // SQLite: the WAL checkpoints off the writer (checkpoint.go)
 	postgres bool
 	url      string
@@ -202,7 +202,7 @@ const DefaultPostgresConns = 10
 
 type options struct {
 	postgresConns, sqliteBatch int
-	walMB                      int // SQLite: checkpoint.go
+	walMB                      int           // SQLite: checkpoint.go
 	connWait                   time.Duration // connbudget.go
 }
 
