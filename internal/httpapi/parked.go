@@ -192,6 +192,14 @@ func (p *parked) answer(o *gengate.Outcome) {
 	res.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	resp := &http.Response{StatusCode: res.status, ProtoMajor: 1, ProtoMinor: 1, Header: res.header,
 		ContentLength: int64(res.body.Len()), Body: io.NopCloser(&res.body), Close: true}
+	// Counted and logged before the answer is written, as a handler's
+	// middleware would have done by the time its client reads the end of
+	// the answer: a client that reads /metrics or the log right after its
+	// answer sees its call there.
+	took := time.Since(p.start)
+	p.a.metrics.observe(p.pattern, res.status, took)
+	p.a.log.InfoContext(r.Context(), "request", "requestId", p.id, "method", p.method, "path", p.path,
+		"status", res.status, "ms", took.Milliseconds(), "parked", true)
 	_ = p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 	err := resp.Write(p.conn)
 	if cw := closeWriter(p.conn); cw != nil && err == nil && cw.CloseWrite() == nil {
@@ -202,10 +210,6 @@ func (p *parked) answer(o *gengate.Outcome) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(p.conn, maxParkDrain))
 	}
 	_ = p.conn.Close()
-	took := time.Since(p.start)
-	p.a.metrics.observe(p.pattern, res.status, took)
-	p.a.log.InfoContext(r.Context(), "request", "requestId", p.id, "method", p.method, "path", p.path,
-		"status", res.status, "ms", took.Milliseconds(), "parked", true)
 }
 
 // closeWriter is the connection under c that can close its writing half
