@@ -400,12 +400,39 @@ func (s *jsonScanner) scalar(depth int) (v any, null bool, err error) {
 	if err != nil || null {
 		return nil, null, err
 	}
+	if v, ok := quickScalar(s.raw); ok {
+		return v, false, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(s.raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return nil, false, s.syntax("invalid value")
 	}
 	return v, false, nil
+}
+
+// quickScalar decodes the common scalars without a json.Decoder (one per
+// value was most of the garbage of a generate call's decoding): true,
+// false, and a string of printable ASCII without escapes. It reports false
+// for anything else, which the decoder then reads; for what it accepts it
+// gives exactly what the decoder would.
+func quickScalar(raw []byte) (any, bool) {
+	switch string(raw) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return string(in), true
 }
 
 // end checks that nothing but white space follows the value read.

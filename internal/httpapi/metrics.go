@@ -41,6 +41,7 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	cache    sync.Map // routeCode -> *routeSeries
 }
 
 // NewMetrics makes the metrics. tasks, when not nil, gives the task
@@ -75,8 +76,36 @@ func (m *Metrics) observe(route string, code int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	s := m.series(route, code)
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
+}
+
+// routeSeries are the request counter and duration histogram of one route
+// and status code, looked up once: WithLabelValues hashes the labels and
+// allocates the code's string at every call.
+type routeSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+type routeCode struct {
+	route string
+	code  int
+}
+
+// series returns the series of route and code, cached (routes are the
+// mux's patterns and codes a handful, so the cache stays small).
+func (m *Metrics) series(route string, code int) *routeSeries {
+	k := routeCode{route, code}
+	if s, ok := m.cache.Load(k); ok {
+		return s.(*routeSeries)
+	}
+	s, _ := m.cache.LoadOrStore(k, &routeSeries{
+		requests: m.requests.WithLabelValues(route, strconv.Itoa(code)),
+		duration: m.duration.WithLabelValues(route),
+	})
+	return s.(*routeSeries)
 }
 
 // Handler serves the metrics in the Prometheus text format.
