@@ -72,3 +72,34 @@ func BenchmarkDecodeRequest(b *testing.B) {
 		}
 	}
 }
+
+// TestFingerprintIsMarshalOfMap checks that the hand-written canonical
+// body is byte for byte json.Marshal of the members' map, as fingerprints
+// were first computed: stored fingerprints must keep matching.
+func TestFingerprintIsMarshalOfMap(t *testing.T) {
+	for _, b := range []*body{
+		{top: map[string]any{}},
+		{top: map[string]any{"type": "image", "modelId": "flux-schnell", "prompt": "a lighthouse"}},
+		{top: map[string]any{"prompt": `quote " backslash \ <b>&amp; tab` + "\t nl\n é \u2028 \xff", "seed": json.Number("42"),
+			"guidance": json.Number("-1.5e3"), "safety": true, "raw": false, "z<&>": "k", "composite": composite{}, "lt": "a<b", "gt>": "c", "amp": "&"}},
+		{top: map[string]any{"type": "image"}, inputs: inputsObject, in: map[string]any{"image": "https://x.test/a.png?a=1&b=2", "mask": "m"}},
+		{top: map[string]any{"type": "image"}, inputs: inputsObject, in: map[string]any{}},
+		{top: map[string]any{"type": "image", "inputs": "shadowed"}, inputs: inputsWrongType},
+	} {
+		canon := make(map[string]any, len(b.top)+1)
+		for k, v := range b.top {
+			canon[k] = v
+		}
+		if b.inputs != inputsAbsent {
+			canon["inputs"] = b.in
+		}
+		want, err := json.Marshal(canon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendCanonObject(nil, b.top, b.inputs != inputsAbsent, b.in)
+		if !bytes.Equal(got, want) {
+			t.Errorf("canonical body\n got %s\nwant %s", got, want)
+		}
+	}
+}
