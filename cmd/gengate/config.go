@@ -56,8 +56,9 @@ type Config struct {
 	RateBurst          int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
-	// DBWait is how long a generate request waits for a free PostgreSQL
-	// connection before it is refused with 503 OVERLOADED, nothing written.
+	// DBWait is how long a request that reads the database waits for a
+	// free PostgreSQL connection before it is refused with 503 OVERLOADED,
+	// nothing read or written (internal/httpapi/dbgate.go).
 	DBWait time.Duration
 	// SQLiteBatch is the most writes the SQLite writer commits together.
 	SQLiteBatch int

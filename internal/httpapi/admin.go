@@ -16,7 +16,7 @@ import (
 // with the operator role (by session) or a key of an account that has one
 // may use them; everyone else gets 403 FORBIDDEN.
 
-func (a *api) adminRoutes(mux *http.ServeMux) {
+func (a *api) adminRoutes(mux gatedMux) {
 	op := func(h http.Handler) http.Handler { return a.auth(a.operator(h)) }
 	mux.Handle("GET /api/v1/admin/accounts", op(a.handleAdminAccounts()))
 	mux.Handle("POST /api/v1/admin/accounts", op(a.handleAdminCreateAccount()))

@@ -1,10 +1,8 @@
 package httpapi
 
-import "net/http"
-
 // accountRoutes adds the account area's endpoints (docs/api.md, "Account
 // area") to the mux.
-func (a *api) accountRoutes(mux *http.ServeMux) {
+func (a *api) accountRoutes(mux gatedMux) {
 	mux.Handle("POST /api/v1/auth/signin", a.handleSignIn())
 	mux.Handle("POST /api/v1/auth/link", a.handleLink())
 	mux.Handle("POST /api/v1/auth/signup", a.handleSignUp())

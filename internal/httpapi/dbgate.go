@@ -27,25 +27,37 @@ var noDatabase = map[string]bool{
 	"/api/v1/auth/config": true, "/files/in/{task}/{name}": true, "/{$}": true, "/console/": true,
 }
 
-// dbGate runs AwaitConn before every documented operation that reads the
-// database (a route with a method; the 404 and 405 answers read nothing).
-func (a *api) dbGate(mux *http.ServeMux) http.Handler {
+// gatedMux registers routes on a ServeMux, each documented operation that
+// reads the database (a pattern with a method whose path is not in
+// noDatabase; the 404 and 405 handlers read nothing) behind dbGate. The
+// gate is part of the route's handler, so a request is routed once, by
+// the mux, not once more to find out whether it reads the database.
+type gatedMux struct {
+	*http.ServeMux
+	a *api
+}
+
+func (g gatedMux) Handle(pattern string, h http.Handler) {
+	if method, path, ok := strings.Cut(pattern, " "); ok && method != "" && !noDatabase[path] {
+		h = g.a.dbGate(h)
+	}
+	g.ServeMux.Handle(pattern, h)
+}
+
+// dbGate runs AwaitConn before next.
+func (a *api) dbGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pattern := mux.Handler(r)
-		method, path, ok := strings.Cut(pattern, " ")
-		if ok && method != "" && !noDatabase[path] {
-			if err := a.svc.Store.AwaitConn(r.Context()); err != nil {
-				if strings.HasPrefix(path, "/v1/") {
-					if gengate.ErrorCode(err) == gengate.EOverloaded {
-						w.Header().Set("Retry-After", strconv.Itoa(overloadedRetryAfter))
-					}
-					a.writeOpenAIError(w, a.fromGengate(r, err))
-					return
+		if err := a.svc.Store.AwaitConn(r.Context()); err != nil {
+			if _, path, _ := strings.Cut(r.Pattern, " "); strings.HasPrefix(path, "/v1/") {
+				if gengate.ErrorCode(err) == gengate.EOverloaded {
+					w.Header().Set("Retry-After", strconv.Itoa(overloadedRetryAfter))
 				}
-				writeError(w, r, a.log, err)
+				a.writeOpenAIError(w, a.fromGengate(r, err))
 				return
 			}
+			writeError(w, r, a.log, err)
+			return
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }

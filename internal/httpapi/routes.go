@@ -79,7 +79,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
-	mux := http.NewServeMux()
+	mux := gatedMux{http.NewServeMux(), a} // dbgate.go: the connection budget
 	mux.Handle("POST /api/v1/generate", a.auth(a.rateLimit(a.handleGenerate())))
 	mux.Handle("GET /api/v1/models", a.auth(a.handleModels()))
 	mux.Handle("POST /api/generation/jobs/{id}", a.auth(a.handleAdvance()))
@@ -131,7 +131,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	}
 	// Anything else, /api/... included: a JSON 404.
 	mux.Handle("/", a.handleNotFound())
-	return a.requestID(a.dbGate(mux)) // dbgate.go: the connection budget
+	return a.requestID(mux)
 }
 
 type api struct {
