@@ -60,6 +60,9 @@ type Config struct {
 	// free PostgreSQL connection before it is refused with 503 OVERLOADED,
 	// nothing read or written (internal/httpapi/dbgate.go).
 	DBWait time.Duration
+	// DBBatchWait is the longest a PostgreSQL batch of task creations
+	// waits for the callers of the previous batch to come back.
+	DBBatchWait time.Duration
 	// SQLiteBatch is the most writes the SQLite writer commits together.
 	SQLiteBatch int
 	// SQLiteWALMB is the WAL size past which the SQLite writer finishes a
@@ -142,6 +145,8 @@ func (c *Config) Validate() error {
 		return errors.New("--db-conns must be ≥ 1")
 	case c.DBWait < time.Millisecond:
 		return errors.New("--db-wait must be ≥ 1ms")
+	case c.DBBatchWait < 0 || c.DBBatchWait > sqlstore.MaxBatchWait:
+		return fmt.Errorf("--db-batch-wait must be between 0 and %s", sqlstore.MaxBatchWait)
 	case c.SQLiteBatch < 1 || c.SQLiteBatch > sqlstore.MaxSQLiteBatch:
 		return fmt.Errorf("--sqlite-batch must be between 1 and %d", sqlstore.MaxSQLiteBatch)
 	case c.SQLiteWALMB < 1 || c.SQLiteWALMB > 65536:
@@ -313,6 +318,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a request that reads the database waits for a free PostgreSQL connection before 503 OVERLOADED, nothing read or written"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
+		f.dur(&c.DBBatchWait, "db-batch-wait", sqlstore.DefaultBatchWait, "longest a PostgreSQL batch of task creations waits for the callers of the previous batch (one commit for more tasks); 0 sends each batch at once"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
 		f.integer(&c.SQLiteWALMB, "sqlite-wal-mb", sqlstore.DefaultSQLiteWALMB, "MiB of SQLite WAL past which the writer finishes a checkpoint between two batches so that the WAL starts over (checkpoints otherwise run off the writer)"),
 		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),

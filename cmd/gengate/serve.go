@@ -71,7 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("--webhook-retry-delays: %w", err)
 	}
-	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait),
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
 		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB))
 	if err != nil {
 		return err

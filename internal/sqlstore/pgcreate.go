@@ -7,28 +7,36 @@ package sqlstore
 // per transaction therefore queues every submit of an account behind the
 // previous one's WAL flush: at most one task per flush, whatever the
 // number of clients or connections. So plain creations (no webhook, not
-// held for review) are gathered: CreateTask queues the task, and a batcher
-// sends all the queued tasks in one call of gengate_create_tasks (one
-// round trip, one transaction, one commit and one flush for the batch).
-// The batcher never waits to gather: it takes what is queued, and while
-// its batch commits the next requests queue for the next batch; at most
-// pgBatchers batches are in flight at once, so that a batch can be sent
-// while the previous one is committing (pipelining) without taking the
-// whole pool.
+// held for review) are gathered: CreateTask queues the task, and the
+// batcher sends all the queued tasks in one call of gengate_create_tasks
+// (one round trip, one transaction, one commit and one flush for the
+// batch).
+//
+// One batch is in flight at a time. Two in flight (one sent while the
+// other commits) gained nothing: the second waits for the first's row
+// locks, hence for its flush, anyway, and it left with the few callers
+// that happened to be queued, so the batches of one account went out half
+// empty, one flush each. Instead the batcher, once a batch has committed,
+// waits for its callers to come back: it sends the next batch as soon as
+// as many creations are queued as the previous batch held plus those that
+// queued meanwhile, or after batchWait (--db-batch-wait) or half the
+// previous batch's round trip, whichever is shorter. A creation that finds
+// no batch in flight and nothing to wait for is sent at once: an idle
+// server adds no delay.
 //
 // Failure rules: an item that is not a plain success (a used
 // Idempotency-Key, a balance or key limit that does not cover it, a
 // revoked key) writes nothing and does not stop the others (the function
-// checks before it writes, and gives back a debit it made); its caller
-// then runs the step-by-step transaction, which tells a replay from a
-// refusal. When the statement fails on the server (an error answered by
-// PostgreSQL: the transaction rolled back, nothing of the batch was
-// written), each caller runs its own task alone, as before batching, so
-// one bad item never fails the others. When the fate of the batch is
-// unknown (the connection broke), every caller gets the error, which the
-// service answers by looking its task up (Service.GenerateFrom). No caller
-// hears of a success before the batch's COMMIT returned: every 202 is on
-// disk (synchronous_commit stays on).
+// decides every item before it writes); its caller then runs the
+// step-by-step transaction, which tells a replay from a refusal. When the
+// statement fails on the server (an error answered by PostgreSQL: the
+// transaction rolled back, nothing of the batch was written), each caller
+// runs its own task alone, as before batching, so one bad item never fails
+// the others. When the fate of the batch is unknown (the connection
+// broke), every caller gets the error, which the service answers by
+// looking its task up (Service.GenerateFrom). No caller hears of a success
+// before the batch's COMMIT returned: every 202 is on disk
+// (synchronous_commit stays on).
 //
 // docs/architecture.md ("A write's path on PostgreSQL") tells the same.
 
@@ -40,6 +48,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -49,8 +58,19 @@ import (
 // pgBatchMax is the most tasks one gengate_create_tasks call creates.
 const pgBatchMax = 128
 
-// pgBatchers is the most creation batches in flight at once.
-const pgBatchers = 2
+// DefaultBatchWait is the default of serve --db-batch-wait: the longest a
+// batch of task creations waits for the callers of the previous one.
+const DefaultBatchWait = time.Millisecond
+
+// MaxBatchWait bounds --db-batch-wait.
+const MaxBatchWait = 100 * time.Millisecond
+
+// WithBatchWait sets how long, at most, the PostgreSQL batch of task
+// creations waits for the callers of the previous batch to come back
+// (pgcreate.go); 0 sends each batch at once. It does not apply to SQLite.
+func WithBatchWait(d time.Duration) Option {
+	return func(o *options) { o.batchWait = min(max(d, 0), MaxBatchWait) }
+}
 
 const createTasksSQL = `SELECT item, balance FROM gengate_create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
 	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
@@ -68,20 +88,23 @@ type createJob struct {
 
 // pgCreator gathers task creations into batches (see the file comment).
 type pgCreator struct {
-	db       *sql.DB
-	max      int
-	batchers int
-	notify   func() // wakes the workers of every process, after a commit
+	db     *sql.DB
+	max    int
+	wait   time.Duration // --db-batch-wait
+	notify func()        // wakes the workers of every process, after a commit
 
 	mu      sync.Mutex
 	queue   []*createJob
-	running int // batchers running
+	running bool          // the batcher runs
+	expect  int           // the batcher waits until this many are queued
+	waiting bool          // the batcher waits for expect
+	filled  chan struct{} // tells the waiting batcher that expect is reached
 
 	batches, items atomic.Int64 // sent so far (tests and benchmarks)
 }
 
-func newPGCreator(db *sql.DB, conns int, notify func()) *pgCreator {
-	return &pgCreator{db: db, max: pgBatchMax, batchers: min(pgBatchers, max(conns, 1)), notify: notify}
+func newPGCreator(db *sql.DB, wait time.Duration, notify func()) *pgCreator {
+	return &pgCreator{db: db, max: pgBatchMax, wait: wait, notify: notify, filled: make(chan struct{}, 1)}
 }
 
 // create queues the job and returns once its batch is over.
@@ -89,21 +112,47 @@ func (c *pgCreator) create(j *createJob) {
 	j.done = make(chan struct{})
 	c.mu.Lock()
 	c.queue = append(c.queue, j)
-	if c.running < c.batchers {
-		c.running++
+	switch {
+	case !c.running:
+		c.running = true
 		go c.run()
+	case c.waiting && len(c.queue) >= c.expect:
+		c.waiting = false
+		select {
+		case c.filled <- struct{}{}:
+		default:
+		}
 	}
 	c.mu.Unlock()
 	<-j.done
 }
 
-// run sends batches while jobs are queued.
+// run sends batches while jobs are queued or expected back.
 func (c *pgCreator) run() {
+	var last time.Duration // the previous batch's round trip, commit included
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		c.mu.Lock()
+		if wait := min(c.wait, last/2); wait > 0 && len(c.queue) < c.expect {
+			c.waiting = true
+			c.mu.Unlock()
+			timer.Reset(wait)
+			select {
+			case <-c.filled:
+				timer.Stop()
+			case <-timer.C:
+			}
+			c.mu.Lock()
+			c.waiting = false
+			select { // a signal sent as the timer fired
+			case <-c.filled:
+			default:
+			}
+		}
 		n := min(len(c.queue), c.max)
 		if n == 0 {
-			c.running--
+			c.running, c.expect = false, 0
 			c.mu.Unlock()
 			return
 		}
@@ -113,17 +162,23 @@ func (c *pgCreator) run() {
 			c.queue = nil // let the array go after a burst
 		}
 		c.mu.Unlock()
+		start := time.Now()
 		c.send(batch)
-	}
-}
-
-// send creates the batch's tasks in one call and answers each job.
-func (c *pgCreator) send(batch []*createJob) {
-	defer func() {
+		last = time.Since(start)
+		// The next batch waits for the callers of this one, about to be
+		// answered, and for those queued meanwhile.
+		c.mu.Lock()
+		c.expect = min(c.max, len(c.queue)+n)
+		c.mu.Unlock()
 		for _, j := range batch {
 			close(j.done)
 		}
-	}()
+	}
+}
+
+// send creates the batch's tasks in one call and sets each job's outcome;
+// the caller then answers them (closes done).
+func (c *pgCreator) send(batch []*createJob) {
 	// A caller that went away before its batch was sent gets nothing
 	// written.
 	live := batch[:0:0]
@@ -137,7 +192,8 @@ func (c *pgCreator) send(batch []*createJob) {
 	if len(live) == 0 {
 		return
 	}
-	// Row locks in one order in every batch: accounts, then their keys.
+	// The items are decided by account, then by key (those without one
+	// first); the function takes the row locks in id order itself.
 	slices.SortStableFunc(live, func(a, b *createJob) int {
 		return cmp.Or(cmp.Compare(a.t.AccountID, b.t.AccountID), cmp.Compare(a.t.KeyID, b.t.KeyID))
 	})

@@ -57,7 +57,8 @@ func IsPostgres(url string) bool {
 // Open opens the database and brings its schema up to date. url is a
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
-	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait, walMB: DefaultSQLiteWALMB}
+	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait, walMB: DefaultSQLiteWALMB,
+		batchWait: DefaultBatchWait}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -140,7 +141,7 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.w = newGroupWriter(s.db, o.sqliteBatch, s.ckpt)
 	} else {
 		s.work = newWorkNotifier(s.db)
-		s.create = newPGCreator(s.db, o.postgresConns, s.work.wake)
+		s.create = newPGCreator(s.db, o.batchWait, s.work.wake)
 	}
 	return s, nil
 }
@@ -204,6 +205,7 @@ type options struct {
 	postgresConns, sqliteBatch int
 	walMB                      int           // SQLite: checkpoint.go
 	connWait                   time.Duration // connbudget.go
+	batchWait                  time.Duration // PostgreSQL: pgcreate.go
 }
 
 // Option changes how Open opens the database.
