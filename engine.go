@@ -93,6 +93,9 @@ type Job struct {
 	// Inputs holds the input files by their API field name ("imageUrl",
 	// "mask", "inputs.videoUrl", ...).
 	Inputs map[string]Input
+	// CreatedAt is when the task was accepted: an engine may pace its
+	// polls by the task's age (zero when unknown).
+	CreatedAt time.Time
 }
 
 // Progress reports where an engine's work stands. Outputs non-empty means

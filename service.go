@@ -918,7 +918,7 @@ func (s *Service) job(ctx context.Context, t *Task) (Job, error) {
 // baseJob is the engine's view of a task without its input files.
 func (s *Service) baseJob(t *Task) Job {
 	j := Job{TaskID: t.ID, ModelID: t.ModelID, Type: t.Type, Prompt: t.Prompt, Route: t.Route,
-		Options: t.Options, Inputs: map[string]Input{}, NumOutputs: 1}
+		Options: t.Options, Inputs: map[string]Input{}, NumOutputs: 1, CreatedAt: t.CreatedAt}
 	if j.Route.Engine == "" {
 		j.Route = Route{Engine: t.Engine, Upstream: t.ModelID}
 	}

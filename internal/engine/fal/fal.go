@@ -15,11 +15,17 @@ import (
 // DefaultBaseURL is fal's queue API.
 const DefaultBaseURL = "https://queue.fal.run"
 
-// First poll delays; fal's queue gives no Retry-After of its own.
+// Poll delays; fal's queue gives no Retry-After of its own. An image is
+// first read back firstImagePoll after its submit, then after waits that
+// double with the task's age up to imageDelay: fal's fastest image models
+// answer in well under a second, and fal's own clients read the status at
+// once and then every 100 ms (fal_client) or 500 ms (@fal-ai/client). A
+// video is read every videoDelay.
 const (
-	imageDelay = 2 * time.Second
-	videoDelay = 10 * time.Second
-	maxDelay   = 30 * time.Second
+	firstImagePoll = 250 * time.Millisecond
+	imageDelay     = 2 * time.Second
+	videoDelay     = 10 * time.Second
+	maxDelay       = 30 * time.Second
 )
 
 // outputLifetime asks fal to keep outputs a day: gengate copies them the
@@ -90,15 +96,24 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 		// Accepted, but there is nothing to poll: a person must look.
 		return gengate.Progress{}, fmt.Errorf("fal: submit accepted without a usable request_id (%q)", e.client.Clean(out.RequestID))
 	}
-	return gengate.Progress{UpstreamID: req.endpoint + "|" + out.RequestID, RetryAfter: delay(job, 0)}, nil
+	return gengate.Progress{UpstreamID: req.endpoint + "|" + out.RequestID, RetryAfter: e.delay(job, 0)}, nil
 }
 
-// delay is the wait before the next status read: the first-poll delay for
-// the job's kind, longer while fal reports a queue ahead of it.
-func delay(job gengate.Job, queuePosition int) time.Duration {
-	d := imageDelay
-	if job.Type == "video" {
-		d = videoDelay
+// delay is the wait before the next status read: for a video videoDelay;
+// for an image the task's age so far (so the waits double), at least
+// firstImagePoll and at most imageDelay (imageDelay when the age is
+// unknown); longer while fal reports a queue ahead of it.
+func (e *Engine) delay(job gengate.Job, queuePosition int) time.Duration {
+	d := videoDelay
+	if job.Type != "video" {
+		d = imageDelay
+		if !job.CreatedAt.IsZero() {
+			now := time.Now()
+			if e.client.Now != nil {
+				now = e.client.Now()
+			}
+			d = min(imageDelay, max(firstImagePoll, now.Sub(job.CreatedAt)))
+		}
 	}
 	return min(d+time.Duration(max(queuePosition, 0))*time.Second, max(maxDelay, d))
 }
@@ -138,7 +153,7 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	}
 	switch st.Status {
 	case "IN_QUEUE", "IN_PROGRESS":
-		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job, st.QueuePosition), Report: st.report(e.client)}, nil
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: e.delay(job, st.QueuePosition), Report: st.report(e.client)}, nil
 	case "COMPLETED":
 	default:
 		return gengate.Progress{}, fmt.Errorf("fal: unknown request status %q", e.client.Clean(st.Status))
