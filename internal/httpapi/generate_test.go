@@ -174,71 +174,81 @@ func (s *stack) waitDone(accountID, id string) {
 }
 
 // TestPreferWait: Prefer: wait=0 answers at once; wait=N waits up to N
-// seconds, capped by the sync limit.
+// seconds, capped by the sync limit. Each case holds its task where the
+// test wants it (never run, or running for an hour) or lets the wait be
+// far longer than the task, so that the answer's status and body show
+// which ended the wait, whatever the machine's speed; no elapsed time is
+// compared. How long each wait is comes from TestPreferWaitFor.
 func TestPreferWait(t *testing.T) {
+	flux := map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}
 	t.Run("wait=0", func(t *testing.T) {
 		s := newStack(t, stackOpts{})
 		_, key := s.account(100)
-		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=0"})
+		r := s.generate(key, flux, map[string]string{"Prefer": "wait=0"})
 		wantAccepted(t, r)
 		if got := r.Header.Get("Preference-Applied"); got != "wait=0" {
 			t.Errorf("Preference-Applied %q, want wait=0", got)
 		}
 	})
 	t.Run("wait=0 under a sub-second sync limit", func(t *testing.T) {
+		// A 900 ms limit is 0 whole seconds: wait=0 is within it.
 		s := newStack(t, stackOpts{noWorkers: true, syncWait: 900 * time.Millisecond})
 		_, key := s.account(100)
-		start := time.Now()
-		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=0"})
+		r := s.generate(key, flux, map[string]string{"Prefer": "wait=0"})
 		wantAccepted(t, r)
-		if el := time.Since(start); el > 600*time.Millisecond {
-			t.Errorf("wait=0 answered after %s", el)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=0" {
+			t.Errorf("Preference-Applied %q, want wait=0", got)
 		}
 	})
-	t.Run("wait=5 fast task", func(t *testing.T) {
-		s := newStack(t, stackOpts{sandboxDelay: 200 * time.Millisecond})
+	t.Run("wait=N outlasts the task", func(t *testing.T) {
+		// Ten minutes for a task with no delay: only its end ends the wait.
+		s := newStack(t, stackOpts{syncWait: time.Hour})
 		_, key := s.account(100)
-		start := time.Now()
-		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=5"})
+		r := s.generate(key, flux, map[string]string{"Prefer": "wait=600"})
 		wantStatus(t, r, http.StatusOK)
-		if el := time.Since(start); el < 200*time.Millisecond {
-			t.Errorf("answered in %s, before the task could finish", el)
+		if n := len(images(t, r)); n != 1 {
+			t.Errorf("%d images, want 1", n)
 		}
-		if got := r.Header.Get("Preference-Applied"); got != "wait=5" {
-			t.Errorf("Preference-Applied %q, want wait=5", got)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=600" {
+			t.Errorf("Preference-Applied %q, want wait=600", got)
 		}
 	})
-	t.Run("wait=1 slow task", func(t *testing.T) {
-		// The task takes a minute: a call that did not stop at 1 s would
-		// take that long, so the upper bound is generous on a busy machine.
-		s := newStack(t, stackOpts{sandboxDelay: time.Minute})
+	t.Run("wait=1 ends while the task runs", func(t *testing.T) {
+		// The task runs for an hour and the sync limit is an hour: only
+		// wait=1 ends the call, with the saved task, still running.
+		s := newStack(t, stackOpts{sandboxDelay: time.Hour, syncWait: time.Hour})
 		_, key := s.account(100)
-		start := time.Now()
-		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=1"})
-		wantAccepted(t, r)
-		if el := time.Since(start); el < time.Second || el > 30*time.Second {
-			t.Errorf("answered after %s, want about 1s", el)
+		r := s.generate(key, flux, map[string]string{"Prefer": "wait=1"})
+		id := wantAccepted(t, r)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=1" {
+			t.Errorf("Preference-Applied %q, want wait=1", got)
+		}
+		g := s.do(call{Method: "GET", Path: jobPath(id), Key: key})
+		wantStatus(t, g, http.StatusOK)
+		if g.str("jobId") != id || g.str("status") != "processing" {
+			t.Errorf("the saved task: %s", g)
 		}
 	})
 	t.Run("huge wait capped by sync limit", func(t *testing.T) {
-		s := newStack(t, stackOpts{sandboxDelay: 200 * time.Millisecond, syncWait: 20 * time.Second})
+		// wait=18446744073 s overflows nanoseconds; the task never runs,
+		// so only the 1 s sync limit ends the call.
+		s := newStack(t, stackOpts{noWorkers: true, syncWait: time.Second})
 		_, key := s.account(100)
-		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=18446744073"})
-		wantStatus(t, r, http.StatusOK)
-		if got := r.Header.Get("Preference-Applied"); got != "wait=20" {
-			t.Errorf("Preference-Applied %q, want wait=20", got)
+		r := s.generate(key, flux, map[string]string{"Prefer": "wait=18446744073"})
+		wantAccepted(t, r)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=1" {
+			t.Errorf("Preference-Applied %q, want wait=1", got)
 		}
 	})
 	t.Run("wait capped by sync limit", func(t *testing.T) {
-		// The task takes a minute and wait=100 asks for more: only the
-		// 300 ms sync limit ends the call well before either.
-		s := newStack(t, stackOpts{sandboxDelay: time.Minute, syncWait: 300 * time.Millisecond})
+		// The task runs for an hour and wait=3600 asks for as long: only
+		// the 1 s sync limit ends the call.
+		s := newStack(t, stackOpts{sandboxDelay: time.Hour, syncWait: time.Second})
 		_, key := s.account(100)
-		start := time.Now()
-		r := s.generate(key, map[string]any{"type": "image", "modelId": "flux", "prompt": "x"}, map[string]string{"Prefer": "wait=100"})
+		r := s.generate(key, flux, map[string]string{"Prefer": "wait=3600"})
 		wantAccepted(t, r)
-		if el := time.Since(start); el > 30*time.Second {
-			t.Errorf("answered after %s; the sync limit is 300ms", el)
+		if got := r.Header.Get("Preference-Applied"); got != "wait=1" {
+			t.Errorf("Preference-Applied %q, want wait=1", got)
 		}
 	})
 }

@@ -53,20 +53,9 @@ func (a *api) handleGenerate() http.Handler {
 // drains. An HTTP/1.x call waits parked off net/http (parked.go), others
 // in the handler (await).
 func (a *api) answerAfterWait(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) {
-	wait := a.svc.SyncWait
-	var applied []string
-	switch {
-	case pref.async: // the spec: "requests an immediate saved task", whatever else Prefer holds
-		wait = 0
-		applied = append(applied, "respond-async")
-	case pref.wait >= 0:
-		if pref.wait <= int(wait/time.Second) { // compared in seconds: no overflow
-			wait = time.Duration(pref.wait) * time.Second
-		}
-		applied = append(applied, "wait="+strconv.Itoa(int(wait/time.Second)))
-	}
-	if len(applied) > 0 {
-		w.Header().Set("Preference-Applied", strings.Join(applied, ", "))
+	wait, applied := pref.waitFor(a.svc.SyncWait)
+	if applied != "" {
+		w.Header().Set("Preference-Applied", applied)
 	}
 	if wait > 0 && o.Task.Status.Active() {
 		if a.park(w, r, accountID, o, wait) {
@@ -145,6 +134,25 @@ func drainContext(drain <-chan struct{}) context.Context {
 type prefer struct {
 	async bool
 	wait  int // seconds; -1 when not given
+}
+
+// waitFor returns how long a call waits for its task under the sync limit
+// syncWait, and the Preference-Applied header that says so ("" for
+// none): respond-async not at all (the spec: "requests an immediate saved
+// task", whatever else Prefer holds), wait=N for N seconds but never
+// longer than syncWait, no preference for syncWait.
+func (p prefer) waitFor(syncWait time.Duration) (time.Duration, string) {
+	switch {
+	case p.async:
+		return 0, "respond-async"
+	case p.wait >= 0:
+		wait := syncWait
+		if p.wait <= int(syncWait/time.Second) { // compared in seconds: no overflow
+			wait = time.Duration(p.wait) * time.Second
+		}
+		return wait, "wait=" + strconv.Itoa(int(wait/time.Second))
+	}
+	return syncWait, ""
 }
 
 func parsePrefer(values []string) prefer {
