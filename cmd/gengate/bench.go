@@ -33,8 +33,7 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	var duration, delay time.Duration
 	f := newFlags("bench submit", getenv, stderr)
 	f.StringVar(&profile, "profile", "", "directory to write the server's CPU profile of the first round to (cpu.pprof)")
-	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
-	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
+	benchTargetFlags(f, &data, &database)
 	f.StringVar(&model, "model", "flux", "model of the generate requests")
 	f.IntVar(&clients, "clients", 16, "concurrent clients, each sending one request after the other")
 	f.IntVar(&rounds, "rounds", 1, "measured rounds against gengate, back to back (tasks pile up between them)")
@@ -168,6 +167,16 @@ func benchPreload(ctx context.Context, srv *benchChild, database, data, key, bod
 		fmt.Fprintf(stdout, "  warning: the preload took %s, longer than --sandbox-delay %s: early tasks are due again\n", since.Round(time.Second), delay)
 	}
 	return rate, nil
+}
+
+// benchTargetFlags declares the flags every bench shares, where the
+// gengate under test keeps its state: --data into data and, unless
+// database is nil (a bench of SQLite only), --database into it.
+func benchTargetFlags(f *flags, data, database *string) {
+	f.StringVar(data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
+	if database != nil {
+		f.StringVar(database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
+	}
 }
 
 // benchData returns the data directory of the gengate under test: the
@@ -451,8 +460,7 @@ func benchWaiters(ctx context.Context, args []string, getenv func(string) string
 	var count, dials, workers, memoryLimit int
 	var delay time.Duration
 	f := newFlags("bench waiters", getenv, stderr)
-	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
-	f.StringVar(&database, "database", "", "postgres:// URL of an empty database to measure PostgreSQL (default: SQLite in --data)")
+	benchTargetFlags(f, &data, &database)
 	f.StringVar(&model, "model", "flux", "model of the generate requests")
 	f.IntVar(&count, "count", 10000, "synchronous calls held at once (each needs a file descriptor here and in the server)")
 	f.DurationVar(&delay, "sandbox-delay", 20*time.Second, "--sandbox-delay of the gengate under test: how long each call waits")

@@ -31,7 +31,7 @@ func benchOutputs(ctx context.Context, args []string, getenv func(string) string
 	var data, storage string
 	var count, size int
 	f := newFlags("bench outputs", getenv, stderr)
-	f.StringVar(&data, "data", "", "data directory of the gengate under test (default: a fresh temporary one)")
+	benchTargetFlags(f, &data, nil)
 	f.StringVar(&storage, "storage", "", "--storage of the gengate under test (default: files in --data; s3://… needs AWS_* set)")
 	f.IntVar(&count, "count", 4, "video outputs stored at once")
 	f.IntVar(&size, "size", 1<<30, "bytes of each output")
