@@ -96,7 +96,7 @@ func startProcess(t *testing.T, args ...string) *process {
 	}
 	p := &process{cmd: cmd, stderr: logPath, exited: make(chan struct{})}
 	lines := startLines(stdout)
-	p.banner = readBanner(t, lines, 30*time.Second, p.logTail)
+	p.banner = readBanner(t, lines, untilDeadline(t), p.logTail)
 	go func() {
 		for range lines {
 		}

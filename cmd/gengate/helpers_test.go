@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -94,6 +95,36 @@ var client = &http.Client{Timeout: time.Minute}
 
 // api sends one request to a running server. body nil sends none.
 func api(base, method, path, key string, body any, header map[string]string) (httpResult, error) {
+	return apiWith(context.Background(), client, base, method, path, key, body, header)
+}
+
+// untilDeadline is how long a wait for a condition (a server's start, a
+// task's end) may last: until shortly before the test binary's own
+// deadline (go test -timeout), so that what is only slow on a loaded
+// machine is waited for, and what never happens fails with its logs
+// rather than with the timeout's panic.
+func untilDeadline(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-30*time.Second, time.Second)
+	}
+	return 10 * time.Minute
+}
+
+// awaitAPI sends one request that waits on the server for a condition,
+// such as a synchronous generate or a POST on a statusUrl under a long
+// --sync-wait: the call is bounded by untilDeadline, not by client's minute.
+func awaitAPI(t *testing.T, base, method, path, key string, body any, header map[string]string) httpResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), untilDeadline(t))
+	defer cancel()
+	r, err := apiWith(ctx, &http.Client{}, base, method, path, key, body, header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func apiWith(ctx context.Context, c *http.Client, base, method, path, key string, body any, header map[string]string) (httpResult, error) {
 	var rd io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -102,7 +133,7 @@ func api(base, method, path, key string, body any, header map[string]string) (ht
 		}
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequest(method, base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return httpResult{}, err
 	}
@@ -115,7 +146,7 @@ func api(base, method, path, key string, body any, header map[string]string) (ht
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return httpResult{}, err
 	}

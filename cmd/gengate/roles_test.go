@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
@@ -17,11 +16,14 @@ import (
 // worker process sharing one PostgreSQL database and one data directory.
 // The API process runs no task steps, so a synchronous generate can only
 // answer 200 if the worker process did the work and the API process heard
-// of it (LISTEN/NOTIFY, with the reread as a safety net).
+// of it (LISTEN/NOTIFY, with the reread as a safety net). The test waits
+// for conditions only: the API process's sync limit is an hour, so a call
+// that waits for a task ends when the task does, however loaded the
+// machine (awaitAPI, bounded by the test's own deadline).
 func TestSplitRoles(t *testing.T) {
 	dbURL := sqltest.URL(t, "postgres")
 	data := t.TempDir()
-	api := startProcess(t, "--role", "api", "--database", dbURL, "--data", data, "--addr", "127.0.0.1:0")
+	api := startProcess(t, "--role", "api", "--database", dbURL, "--data", data, "--addr", "127.0.0.1:0", "--sync-wait", "1h")
 	if api.key == "" {
 		t.Fatalf("the API process printed no first-start key; %s", api.logTail())
 	}
@@ -50,14 +52,18 @@ func TestSplitRoles(t *testing.T) {
 	})
 	workerLog := func() string { b, _ := os.ReadFile(logPath); return "worker log:\n" + string(b) }
 
-	// The queued task is picked up by the worker.
-	poll(t, 30*time.Second, 50*time.Millisecond, "the first task to finish", func() bool {
-		r := mustAPI(t, api.base, "GET", "/api/generation/jobs/"+first, api.key, nil, nil)
-		return r.str("status") == "succeeded"
-	})
+	// The queued task is picked up by the worker: a POST on its statusUrl
+	// waits for its end and answers with its result.
+	r = awaitAPI(t, api.base, "POST", "/api/generation/jobs/"+first, api.key, nil, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("the first task: status %d, body %s; %s; %s", r.status, r.body, api.logTail(), workerLog())
+	}
+	if r = mustAPI(t, api.base, "GET", "/api/generation/jobs/"+first, api.key, nil, nil); r.str("status") != "succeeded" {
+		t.Fatalf("the first task's record: %s", r.body)
+	}
 
 	// A synchronous generate is answered with the result.
-	r = mustAPI(t, api.base, "POST", "/api/v1/generate", api.key,
+	r = awaitAPI(t, api.base, "POST", "/api/v1/generate", api.key,
 		map[string]any{"type": "video", "modelId": "kling-2-1", "prompt": "split roles video"}, nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("sync generate: status %d, body %s; %s; %s", r.status, r.body, api.logTail(), workerLog())
