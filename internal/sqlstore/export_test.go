@@ -94,8 +94,13 @@ func (s *DB) Write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx)
 }
 
 // CreateBatches returns how many batches of task creations the store sent
-// to PostgreSQL, and how many tasks they held (pgcreate.go).
+// to PostgreSQL, and how many tasks they held (pgcreate.go); on SQLite,
+// how many groups of creations the writer made together, and how many
+// tasks they made (createbatch.go).
 func (s *DB) CreateBatches() (batches, items int64) {
+	if s.w != nil {
+		return s.w.createGroups.Load(), s.w.createItems.Load()
+	}
 	if s.create == nil {
 		return 0, 0
 	}

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultSQLiteBatch is the default largest number of writes committed
@@ -52,9 +53,12 @@ var errClosed = errors.New("sqlstore: database closed")
 type writeFunc func(ctx context.Context, tx *sql.Tx) error
 
 type writeJob struct {
-	ctx  context.Context // the caller's: checked before the job runs
-	fn   writeFunc
-	done chan error // buffered: the writer never waits for a caller
+	ctx context.Context // the caller's: checked before the job runs
+	fn  writeFunc
+	// create, when set, is a plain task creation that the writer may make
+	// with the others of its batch (createbatch.go); fn makes it alone.
+	create *groupCreate
+	done   chan error // buffered: the writer never waits for a caller
 }
 
 // groupWriter is the one writer of a SQLite store.
@@ -68,6 +72,10 @@ type groupWriter struct {
 	closed bool
 	quit   chan struct{}
 	ended  chan struct{}
+
+	// createGroups and createItems count the groups of task creations
+	// made together (createbatch.go) and the tasks they made.
+	createGroups, createItems atomic.Int64
 
 	// beforeCommit, when set (tests only), runs before each COMMIT; an
 	// error fails the batch as a failed COMMIT would.
@@ -87,10 +95,21 @@ func newGroupWriter(db *sql.DB, limit int, ckpt *checkpointer) *groupWriter {
 // taken, the job is answered whatever the context does, so a nil error
 // always means committed.
 func (w *groupWriter) do(ctx context.Context, fn writeFunc) error {
+	return w.send(ctx, &writeJob{ctx: ctx, fn: fn})
+}
+
+// doCreate is do for a plain task creation: the writer makes c with the
+// other creations of its batch (c.created is then set), or runs fn, which
+// makes it alone.
+func (w *groupWriter) doCreate(ctx context.Context, c *groupCreate, fn writeFunc) error {
+	return w.send(ctx, &writeJob{ctx: ctx, fn: fn, create: c})
+}
+
+func (w *groupWriter) send(ctx context.Context, j *writeJob) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &writeJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	j.done = make(chan error, 1)
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -173,7 +192,18 @@ func (w *groupWriter) commit(batch []*writeJob) {
 		tx.Rollback()
 		fail(fmt.Errorf("group commit of %d writes: %w", len(batch), err))
 	}
+	// The plain task creations first, together (createbatch.go): the
+	// writes of one batch are concurrent, so any order is one they could
+	// have arrived in.
+	made := make([]bool, len(batch))
+	if err := w.createTogether(ctx, tx, batch, made); err != nil {
+		abort(err)
+		return
+	}
 	for i, j := range batch {
+		if made[i] {
+			continue
+		}
 		if err := j.ctx.Err(); err != nil { // its caller is gone: not run
 			errs[i] = err
 			continue

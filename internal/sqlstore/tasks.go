@@ -160,7 +160,8 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		// Not a plain success, and nothing was written: the transaction
 		// below tells replays and refusals apart.
 	}
-	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	route, inputURLs := encodeRoute(t.Route), encodeInputURLs(t.InputURLs)
+	alone := func(ctx context.Context, tx *sql.Tx) error {
 		// existing reports whether the idempotency key already names a
 		// task, and makes that task, with its outputs, the result.
 		existing := func() (bool, error) {
@@ -216,7 +217,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
 			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-			encodeRoute(t.Route), t.KeyID, encodeInputURLs(t.InputURLs))
+			route, t.KeyID, inputURLs)
 		if err != nil {
 			return err
 		}
@@ -235,7 +236,18 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		}
 		res.Task = t
 		return nil
-	})
+	}
+	if s.w != nil && t.WebhookURL == "" && t.Status != gengate.StatusNeedsReview {
+		// On SQLite the writer makes it with the other plain creations of
+		// its batch, or alone (createbatch.go).
+		c := &groupCreate{t: t, options: options, inputs: string(inputs), route: route, inputURLs: inputURLs}
+		err = s.w.doCreate(ctx, c, alone)
+		if err == nil && c.created {
+			res = gengate.CreateResult{Task: t, Balance: c.balance}
+		}
+	} else {
+		err = s.tx(ctx, alone)
+	}
 	if err == nil && s.work != nil {
 		s.work.wake()
 	}
