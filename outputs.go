@@ -60,18 +60,27 @@ func (s *Service) succeed(ctx context.Context, t *Task, p Progress) error {
 }
 
 // outputKey is where output i of a task is stored:
-// outputs/<first two characters of the task id>/<task id>-<i>.<ext>. Keys
-// are fixed per task and index, so a repeated step overwrites rather than
-// adds files. The 256 shared directories spare a directory per task (a
-// mkdir and its sync on local storage); the key is recorded in the task's
-// creations, so files stored under the older outputs/<task>/<i>.<ext>
+// outputs/<two random characters of the task id>/<task id>-<i>.<ext>.
+// Keys are fixed per task and index, so a repeated step overwrites rather
+// than adds files. The 256 shared directories spare a directory per task
+// (a mkdir and its sync on local storage); the key is recorded in the
+// task's creations, so files stored under the older outputs/<task>/<i>.<ext>
 // are read where they are.
 func outputKey(taskID string, i int, ext string) string {
-	shard := taskID
-	if len(shard) > 2 {
-		shard = shard[:2]
+	return fmt.Sprintf("outputs/%s/%s-%d.%s", outputShard(taskID), taskID, i, ext)
+}
+
+// outputShard is the directory of a task's outputs: the last two
+// characters of a time-ordered id (NewTaskID: its first ones are the time,
+// the same for every task of a day), the first two of an older random one.
+func outputShard(taskID string) string {
+	switch {
+	case len(taskID) == 36 && taskID[14] == '7':
+		return taskID[34:]
+	case len(taskID) > 2:
+		return taskID[:2]
 	}
-	return fmt.Sprintf("outputs/%s/%s-%d.%s", shard, taskID, i, ext)
+	return taskID
 }
 
 // sourceError is an output stream's own failure (the upstream connection

@@ -224,7 +224,7 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 
 	now := s.now()
 	t := &Task{
-		ID: NewID(), AccountID: key.AccountID, ModelID: req.Model.ID, Type: req.Model.Type,
+		ID: NewTaskID(now), AccountID: key.AccountID, ModelID: req.Model.ID, Type: req.Model.Type,
 		Status: StatusQueued, Prompt: req.Prompt, Options: req.Options, Inputs: map[string]string{},
 		Cost: cost, IdempotencyKey: idemKey, Fingerprint: req.Fingerprint, KeyID: key.ID, InputURLs: inputURLs(req),
 		Engine: route.Engine, Route: route, RunAt: now, CreatedAt: now, UpdatedAt: now,

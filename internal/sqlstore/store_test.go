@@ -32,7 +32,7 @@ func newAccount(tb testing.TB, s *sqlstore.DB, credits int) *gengate.Account {
 // newTask returns a queued task of the account, due at t0.
 func newTask(accountID string, cost int) *gengate.Task {
 	return &gengate.Task{
-		ID: gengate.NewID(), AccountID: accountID, ModelID: "flux-schnell", Type: "image",
+		ID: gengate.NewTaskID(time.Now()), AccountID: accountID, ModelID: "flux-schnell", Type: "image",
 		Status: gengate.StatusQueued, Prompt: "a red fox", Options: map[string]any{"aspectRatio": "1:1"},
 		Inputs: map[string]string{}, Cost: cost, Fingerprint: "fp", Engine: "sandbox",
 		RunAt: t0, CreatedAt: t0, UpdatedAt: t0,

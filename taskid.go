@@ -1,0 +1,31 @@
+package gengate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// NewTaskID returns a task id: a UUID of version 7 (RFC 9562), whose first
+// 48 bits are the Unix milliseconds of now and whose other 74 bits are
+// random. Ids made later sort after earlier ones (to the millisecond), so a
+// new task's entries go to the end of the store's indexes on the id (the
+// task table's key, the ledger's task column) instead of to a random page
+// of each: on SQLite a batch of creations then changes a few pages instead
+// of two per task (docs/benchmarks.md, issue 15). The random part keeps an
+// id as hard to guess as it needs to be: a task is only ever read with its
+// account's credentials.
+func NewTaskID(now time.Time) string {
+	var b [16]byte
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic("gengate: crypto/rand failed: " + err.Error())
+	}
+	ms := uint64(now.UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
