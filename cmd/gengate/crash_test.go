@@ -250,7 +250,8 @@ func TestCrashRecovery(t *testing.T) {
 					t.Errorf("task %s has %d creations, want %d", tk.id, len(task.Outputs), tk.outputs)
 				}
 				var files []string
-				entries, _ := os.ReadDir(filepath.Join(dir, "files", "outputs", tk.id[:2]))
+				// outputs/<the last two characters of the time-ordered id>/
+				entries, _ := os.ReadDir(filepath.Join(dir, "files", "outputs", tk.id[len(tk.id)-2:]))
 				for _, e := range entries {
 					if strings.HasPrefix(e.Name(), tk.id+"-") && outputName.MatchString(e.Name()) {
 						files = append(files, e.Name())
