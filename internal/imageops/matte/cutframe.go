@@ -159,6 +159,9 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 	if p.aside {
 		asideDrop(m, im.w, im.h)
 	}
+	if p.solidHoles {
+		solidHoles(im, m, p.comps)
+	}
 	return m
 }
 

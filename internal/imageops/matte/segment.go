@@ -25,6 +25,7 @@ type params struct {
 	cutNats     float64 // bottom-side column score of a subject cut by the edge (cutframe.go); 0 disables
 	edgeReach   float64 // top/left/right edge contact over sqrt(area) of a component reaching out of the picture (edgereach.go); 0 disables
 	aside       bool    // drop components beside the subject (aside.go)
+	solidHoles  bool    // fill enclosed holes that do not show the surroundings (holefill.go)
 }
 
 var defaultParams = params{
@@ -44,6 +45,7 @@ var defaultParams = params{
 	cutNats:     6.0,
 	edgeReach:   0.15,
 	aside:       true,
+	solidHoles:  true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.
