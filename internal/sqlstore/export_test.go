@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +13,49 @@ import (
 )
 
 // ClaimPlan returns the database's plan of the due-task claim, one line
-// per plan node: EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL.
-func (s *DB) ClaimPlan(ctx context.Context, now time.Time) (string, error) {
+// per plan node: EXPLAIN QUERY PLAN on SQLite; on PostgreSQL, EXPLAIN of
+// the body of gengate_claim_tasks as installed, under the settings the
+// function runs with. There, generic asks for the generic plan, the one
+// PostgreSQL may settle on for a statement run many times.
+func (s *DB) ClaimPlan(ctx context.Context, now time.Time, generic bool) (string, error) {
 	q, args := s.claimDue("tok", ms(now)+1000, ms(now), 8)
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
 	if s.postgres {
-		q = "EXPLAIN " + q
+		var body, config string
+		if err := conn.QueryRowContext(ctx, `SELECT prosrc, array_to_string(proconfig, E'\n') FROM pg_proc
+			WHERE proname = 'gengate_claim_tasks' AND pronamespace = current_schema()::regnamespace`).Scan(&body, &config); err != nil {
+			return "", err
+		}
+		for _, c := range strings.Split(config, "\n") {
+			name, value, _ := strings.Cut(c, "=")
+			if _, err := conn.ExecContext(ctx, `SELECT set_config($1, $2, false)`, name, value); err != nil {
+				return "", err
+			}
+		}
+		defer conn.ExecContext(ctx, `DEALLOCATE claim_plan`)
+		defer conn.ExecContext(ctx, `RESET ALL`)
+		for i, p := range []string{"p_token", "p_until", "p_now", "p_limit"} {
+			body = strings.ReplaceAll(body, p, fmt.Sprintf("$%d", i+1))
+		}
+		if _, err := conn.ExecContext(ctx, `PREPARE claim_plan (text, bigint, bigint, int) AS `+body); err != nil {
+			return "", err
+		}
+		mode := "force_custom_plan"
+		if generic {
+			mode = "force_generic_plan"
+		}
+		if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = `+mode); err != nil {
+			return "", err
+		}
+		q, args = `EXPLAIN EXECUTE claim_plan ('tok', `+fmt.Sprint(ms(now)+1000)+`, `+fmt.Sprint(ms(now))+`, 8)`, nil
 	} else {
 		q = "EXPLAIN QUERY PLAN " + q
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := conn.QueryContext(ctx, q, args...)
 	if err != nil {
 		return "", err
 	}

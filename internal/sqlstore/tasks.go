@@ -355,38 +355,39 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 	return t, err
 }
 
-// dueTasks selects the ids of up to limit due, unleased tasks, earliest
-// first ($3 is now). Its plan is a walk of the partial index tasks_due
-// (active tasks by run_at) that stops after the rows it needs: no sort,
-// and no read of tasks that are not due, however many wait on an upstream
-// (TestClaimPlan checks the plan on both databases). SQLite, which has no
-// statistics to tell it that, is told with INDEXED BY; on PostgreSQL,
-// locked rows are skipped, so that concurrent claimers take different
-// tasks instead of queueing on one. On PostgreSQL the limit is $4; on
-// SQLite it is written into the statement: a bound LIMIT makes SQLite
+// dueTasks selects, on SQLite, the rowids of up to limit due, unleased
+// tasks, earliest first ($3 is now). Its plan is a walk of the partial
+// index tasks_due (active tasks by run_at) that stops after the rows it
+// needs: no sort, and no read of tasks that are not due, however many
+// wait on an upstream (TestClaimPlan checks the plan on both databases).
+// SQLite, which has no statistics to tell it that, is told with INDEXED
+// BY. The limit is written into the statement: a bound LIMIT makes SQLite
 // plan the statement it keeps prepared (stmtcache.go) again at every
 // claim, and a process claims at most --workers tasks at once, so there
-// are few such statements.
+// are few such statements. PostgreSQL's selection, the same walk that
+// also skips locked rows (so that concurrent claimers take different
+// tasks instead of queueing on one), is in gengate_claim_tasks.
 func (s *DB) dueTasks(limit int) string {
-	if s.postgres {
-		return `SELECT id FROM tasks WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
-			ORDER BY run_at LIMIT $4 FOR UPDATE SKIP LOCKED`
-	}
 	return `SELECT rowid FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
 		ORDER BY run_at LIMIT ` + strconv.Itoa(limit)
 }
 
 // claimDue is the statement that leases the due tasks dueTasks selects,
-// and its arguments. On PostgreSQL the selection is an array built once
-// (an InitPlan), so that the LIMIT holds however the planner joins, and
-// the state is checked again on the locked rows. On SQLite the rows are
-// found by rowid; the one statement holds the write lock from its
-// selection to its update.
+// and its arguments. On PostgreSQL it calls gengate_claim_tasks (migration
+// 00013), which runs dueTasks' selection as an array built once (an
+// InitPlan, so that the LIMIT holds however the planner joins) and
+// updates the rows by primary key, with sorts and bitmap and sequential
+// scans turned off: the plan of the statement alone depended on the
+// statistics, and a table that grew faster than autovacuum analyzed it
+// read and sorted every due task at every claim (TestClaimPlan). The
+// update does not test the status again: the selection's FOR UPDATE has
+// checked its conditions on the newest version of each row it locked,
+// and the lock keeps them true. On SQLite the rows are found by rowid;
+// the one statement holds the write lock from its selection to its
+// update.
 func (s *DB) claimDue(token string, until, now int64, limit int) (string, []any) {
 	if s.postgres {
-		return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-		WHERE id = ANY(ARRAY(` + s.dueTasks(limit) + `)) AND status IN ` + active + ` AND lease_until < $3 RETURNING ` + taskColumns,
-			[]any{token, until, now, limit}
+		return `SELECT ` + taskColumns + ` FROM gengate_claim_tasks($1, $2, $3, $4)`, []any{token, until, now, limit}
 	}
 	return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
 		WHERE rowid IN (` + s.dueTasks(limit) + `) RETURNING ` + taskColumns, []any{token, until, now}
