@@ -547,6 +547,9 @@ func (s *Service) RunNext(ctx context.Context) (bool, error) {
 // ClaimDue claims up to limit due tasks for this process's workers, who
 // then run one step of each with Step.
 func (s *Service) ClaimDue(ctx context.Context, limit int) ([]*Task, error) {
+	if c, ok := s.Store.(StepClaimer); ok {
+		return c.ClaimSteps(ctx, s.Owner, s.now(), s.lease(), limit)
+	}
 	return s.Store.ClaimTasks(ctx, s.Owner, s.now(), s.lease(), limit)
 }
 
@@ -591,9 +594,16 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 	}
 	switch t.Status {
 	case StatusSubmitting, StatusQueued:
-		t.Status = StatusSubmitting
-		if err := s.Store.SaveStep(ctx, t, false); err != nil {
-			return err
+		// The checkpoint before the engine is called: a crash after it
+		// leaves the task in submitting, which a non-repeatable engine
+		// never sends again. Its claim may have written it already
+		// (StepClaimer).
+		checkpointed := t.Checkpointed && t.Status == StatusQueued
+		t.Status, t.Checkpointed = StatusSubmitting, false
+		if !checkpointed {
+			if err := s.Store.SaveStep(ctx, t, false); err != nil {
+				return err
+			}
 		}
 		p, err := eng.Submit(engCtx, job)
 		if err != nil && engCtx.Err() != nil && (resubmittable(eng) || notSent(err)) {

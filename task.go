@@ -90,6 +90,11 @@ type Task struct {
 	// Attempts counts the claims of the task since its last step that made
 	// progress; it bounds retries of a step that keeps failing.
 	Attempts int
+	// Checkpointed says the claim that returned the task (StepClaimer)
+	// already wrote it as submitting, the checkpoint before an engine's
+	// submit, while Status still says queued, as the task was before the
+	// claim: the submit step need not write the checkpoint again.
+	Checkpointed bool
 	// RunAt is when the next step is due.
 	RunAt       time.Time
 	CreatedAt   time.Time

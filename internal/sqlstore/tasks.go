@@ -418,6 +418,64 @@ func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease 
 	return out, nil
 }
 
+// ClaimSteps claims as ClaimTasks does and, in the same transaction, moves
+// the claimed queued tasks to submitting (gengate.StepClaimer): the
+// checkpoint before a submit commits with the claim, not in a write of its
+// own. The tasks keep the status they had before the claim, with
+// Checkpointed set on those moved.
+func (s *DB) ClaimSteps(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*gengate.Task, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	token := owner + ":" + gengate.NewID()[:8]
+	var out []*gengate.Task
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		if out, err = scanTasks(rows); err != nil {
+			return err
+		}
+		var queued []string
+		for _, t := range out {
+			if t.Status == gengate.StatusQueued {
+				queued = append(queued, t.ID)
+			}
+		}
+		if len(queued) == 0 {
+			return nil
+		}
+		// The ids as one JSON array: one statement text whatever their
+		// number (the statement cache keeps it prepared).
+		ids, err := json.Marshal(queued)
+		if err != nil {
+			return err
+		}
+		q := `UPDATE tasks SET status = 'submitting' WHERE id IN (SELECT value FROM json_each($1)) AND lease_token = $2 AND status = 'queued'`
+		if s.postgres {
+			q = `UPDATE tasks SET status = 'submitting' WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND lease_token = $2 AND status = 'queued'`
+		}
+		res, err := tx.ExecContext(ctx, q, string(ids), token)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(queued)) {
+			return fmt.Errorf("claim: %d of %d queued tasks checkpointed: %v", n, len(queued), err)
+		}
+		for _, t := range out {
+			t.Checkpointed = t.Status == gengate.StatusQueued
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
+	return out, nil
+}
+
 // NextDue returns when the earliest unleased active task is due, or false
 // when there is none. It only reads: idle workers ask it before they try a
 // claim, which writes.

@@ -88,7 +88,8 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 //
 // It claims (a write) only when it knows a step is due: after a claim that
 // filled every idle slot (more may be waiting), or when a read (NextDue)
-// says so. A wake-up from Events or the timer only makes it look.
+// says so. A wake-up from Events, the timer or a freed slot only makes it
+// look.
 func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup) {
 	idle := cfg.Concurrency
 	done := make(chan struct{}, cfg.Concurrency)
@@ -117,8 +118,12 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 					log.Error("claim task steps", "err", err)
 				}
 				// A claim that filled every idle slot may have left more
-				// due tasks: claim again as soon as a slot is free.
+				// due tasks: claim again as soon as a slot is free. One
+				// that did not looks again at once, by a read, so that
+				// the timer is set to the next step's due time rather
+				// than left at the poll interval.
 				claim = err == nil && len(tasks) == idle
+				look = err == nil && !claim
 				for _, t := range tasks {
 					idle--
 					wg.Add(1)
@@ -147,6 +152,11 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 					drained = true
 				}
 			}
+			// A freed slot looks for a due step (a read): a step that
+			// became due since the last claim, such as a poll released
+			// due a quarter second after its submit, is not left
+			// waiting for the timer.
+			look = true
 		case <-events.Work():
 			look = true
 		case <-timer.C:
