@@ -172,3 +172,16 @@ func (s *DB) SendCreateBatch(tasks []*gengate.Task) (plain, alone []bool, balanc
 	}
 	return plain, alone, balances, err
 }
+
+// SetSQLiteBatchWait changes how long the SQLite writer gathers writes
+// that arrive together (WithSQLiteBatchWait, unbounded here). It is set
+// by a write, so that the writer sees it.
+func (s *DB) SetSQLiteBatchWait(tb testing.TB, d time.Duration) {
+	tb.Helper()
+	if err := s.w.do(context.Background(), func(context.Context, *sql.Tx) error {
+		s.w.wait = d
+		return nil
+	}); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultSQLiteBatch is the default largest number of writes committed
@@ -41,6 +42,22 @@ const MaxSQLiteBatch = 4096
 // does not apply to PostgreSQL.
 func WithSQLiteBatch(n int) Option {
 	return func(o *options) { o.sqliteBatch = min(max(n, 1), MaxSQLiteBatch) }
+}
+
+// DefaultSQLiteBatchWait is the default of serve --sqlite-batch-wait: how
+// long the writer, having found more than one write queued, waits for
+// more before it begins the batch.
+const DefaultSQLiteBatchWait = 300 * time.Microsecond
+
+// MaxSQLiteBatchWait bounds --sqlite-batch-wait.
+const MaxSQLiteBatchWait = 100 * time.Millisecond
+
+// WithSQLiteBatchWait sets how long the SQLite writer, when it finds more
+// than one write queued (writes are arriving together), waits for more
+// before it begins the batch (0: never; a lone write never waits). It does
+// not apply to PostgreSQL.
+func WithSQLiteBatchWait(d time.Duration) Option {
+	return func(o *options) { o.sqliteWait = min(max(d, 0), MaxSQLiteBatchWait) }
 }
 
 // errClosed answers a write sent after the store was closed.
@@ -65,6 +82,7 @@ type writeJob struct {
 type groupWriter struct {
 	db   *sql.DB
 	max  int
+	wait time.Duration // how long a batch gathers when writes arrive together
 	jobs chan *writeJob
 	ckpt *checkpointer // told of each commit; nil: SQLite's own checkpoints
 
@@ -82,8 +100,8 @@ type groupWriter struct {
 	beforeCommit func(jobs int) error
 }
 
-func newGroupWriter(db *sql.DB, limit int, ckpt *checkpointer) *groupWriter {
-	w := &groupWriter{db: db, max: limit, jobs: make(chan *writeJob, limit), ckpt: ckpt,
+func newGroupWriter(db *sql.DB, limit int, wait time.Duration, ckpt *checkpointer) *groupWriter {
+	w := &groupWriter{db: db, max: limit, wait: wait, jobs: make(chan *writeJob, limit), ckpt: ckpt,
 		quit: make(chan struct{}), ended: make(chan struct{})}
 	go w.run()
 	return w
@@ -139,6 +157,8 @@ func (w *groupWriter) close() {
 func (w *groupWriter) run() {
 	defer close(w.ended)
 	batch := make([]*writeJob, 0, w.max)
+	gather := time.NewTimer(time.Hour)
+	gather.Stop()
 	for {
 		select {
 		case j := <-w.jobs:
@@ -157,7 +177,27 @@ func (w *groupWriter) run() {
 				w.commit(batch)
 			}
 		}
-	fill: // whatever else is queued, without waiting for more
+		if w.wait > 0 && len(w.jobs) > 0 {
+			// Writes are arriving together (the clients of a busy
+			// server): gather the ones that come in the next moment
+			// too, so that one commit, its fsync and its pages serve
+			// more of them. A lone write on an idle server is
+			// committed at once.
+			gather.Reset(w.wait)
+		wait:
+			for len(batch) < w.max {
+				select {
+				case j := <-w.jobs:
+					batch = append(batch, j)
+				case <-gather.C:
+					break wait
+				case <-w.quit:
+					break wait
+				}
+			}
+			gather.Stop()
+		}
+	fill: // whatever else is queued
 		for len(batch) < w.max {
 			select {
 			case j := <-w.jobs:

@@ -340,3 +340,50 @@ func TestGroupCommitBatchLimit(t *testing.T) {
 	}
 	checkLedger(t, s, a.ID)
 }
+
+// TestGroupCommitGathers: when the writer finds more than one write queued,
+// it waits (--sqlite-batch-wait, an hour here) for more until the batch is
+// full, so writes that arrive after it began gathering share the commit;
+// a lone write on an idle writer is committed at once, whatever the wait
+// (with an hour's wait the test would not end otherwise).
+func TestGroupCommitGathers(t *testing.T) {
+	s, err := sqlstore.Open(context.Background(), "", filepath.Join(t.TempDir(), "data"), sqlstore.WithSQLiteBatch(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := newAccount(t, s, 1000)
+	var log batchLog
+	s.OnCommit(t, log.record)
+	s.SetSQLiteBatchWait(t, time.Hour)
+
+	var wg sync.WaitGroup
+	create := func() {
+		wg.Go(func() {
+			if _, err := s.CreateTask(context.Background(), newTask(a.ID, 1)); err != nil {
+				t.Errorf("CreateTask: %v", err)
+			}
+		})
+	}
+	release := s.HoldWriter(t)
+	create()
+	create()
+	for s.QueuedWrites() < 2 { // a condition, not a duration
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	// The writer gathers: these two join the first two, whenever they
+	// arrive, and the full batch commits.
+	create()
+	create()
+	wg.Wait()
+	mustCreate(t, s, newTask(a.ID, 1)) // alone: committed at once
+
+	sizes := log.get()
+	if len(sizes) < 2 || !slices.Equal(sizes[len(sizes)-2:], []int{4, 1}) {
+		t.Errorf("batch sizes %v; want a batch of the 4 writes, then one of the lone write", sizes)
+	}
+	if balance(t, s, a.ID) != 995 {
+		t.Errorf("balance %d; want 995", balance(t, s, a.ID))
+	}
+}

@@ -58,7 +58,7 @@ func IsPostgres(url string) bool {
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
 	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait, walMB: DefaultSQLiteWALMB,
-		batchWait: DefaultBatchWait}
+		batchWait: DefaultBatchWait, sqliteWait: DefaultSQLiteBatchWait}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -138,7 +138,7 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 			s.Close()
 			return nil, err
 		}
-		s.w = newGroupWriter(s.db, o.sqliteBatch, s.ckpt)
+		s.w = newGroupWriter(s.db, o.sqliteBatch, o.sqliteWait, s.ckpt)
 	} else {
 		s.work = newWorkNotifier(s.db)
 		s.create = newPGCreator(s.db, o.batchWait, s.work.wake)
@@ -206,6 +206,7 @@ type options struct {
 	walMB                      int           // SQLite: checkpoint.go
 	connWait                   time.Duration // connbudget.go
 	batchWait                  time.Duration // PostgreSQL: pgcreate.go
+	sqliteWait                 time.Duration // SQLite: groupcommit.go
 }
 
 // Option changes how Open opens the database.
