@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,37 @@ func TestClaimStepsCheckpoints(t *testing.T) {
 					if err := s.SaveStep(ctx, c, true); err != nil {
 						t.Fatalf("SaveStep after ClaimSteps: %v", err)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestMarkSubmittingPlan: ClaimSteps finds the tasks it moves to
+// submitting by their ids, on both databases, however many tasks are
+// queued: no walk of tasks_status, no scan of the table.
+func TestMarkSubmittingPlan(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a := newAccount(t, s, 100)
+			now := t0.UnixMilli()
+			addTasks(t, s, a.ID, "q", "queued", now, 5000)
+			addTasks(t, s, a.ID, "done", "succeeded", now, 5000)
+			if s.Postgres() {
+				if _, err := s.SQL().Exec(`ANALYZE`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan, err := s.MarkSubmittingPlan(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("plan:\n%s", plan)
+			for _, bad := range []string{"tasks_status", "SCAN tasks", "Seq Scan on tasks"} {
+				if strings.Contains(plan, bad) {
+					t.Errorf("the plan has %q:\n%s", bad, plan)
 				}
 			}
 		})

@@ -12,6 +12,44 @@ import (
 	"github.com/gengate/gengate"
 )
 
+// MarkSubmittingPlan returns the database's plan of ClaimSteps' statement
+// that moves the claimed tasks to submitting (EXPLAIN QUERY PLAN on
+// SQLite, EXPLAIN on PostgreSQL), one line per plan node.
+func (s *DB) MarkSubmittingPlan(ctx context.Context) (string, error) {
+	q := s.markSubmitting()
+	args := []any{`["a","b"]`, "tok"}
+	if s.postgres {
+		q = strings.Replace(strings.Replace(q, "$1", "'[\"a\",\"b\"]'", 1), "$2", "'tok'", 1)
+		args = nil
+	}
+	prefix := "EXPLAIN QUERY PLAN "
+	if s.postgres {
+		prefix = "EXPLAIN "
+	}
+	rows, err := s.db.QueryContext(ctx, prefix+q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		lines = append(lines, fmt.Sprint(vals[len(vals)-1]))
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
 // ClaimPlan returns the database's plan of the due-task claim, one line
 // per plan node: EXPLAIN QUERY PLAN on SQLite; on PostgreSQL, EXPLAIN of
 // the body of gengate_claim_tasks as installed, under the settings the

@@ -453,11 +453,7 @@ func (s *DB) ClaimSteps(ctx context.Context, owner string, now time.Time, lease 
 		if err != nil {
 			return err
 		}
-		q := `UPDATE tasks SET status = 'submitting' WHERE id IN (SELECT value FROM json_each($1)) AND lease_token = $2 AND status = 'queued'`
-		if s.postgres {
-			q = `UPDATE tasks SET status = 'submitting' WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND lease_token = $2 AND status = 'queued'`
-		}
-		res, err := tx.ExecContext(ctx, q, string(ids), token)
+		res, err := tx.ExecContext(ctx, s.markSubmitting(), string(ids), token)
 		if err != nil {
 			return err
 		}
@@ -474,6 +470,19 @@ func (s *DB) ClaimSteps(ctx context.Context, owner string, now time.Time, lease 
 	}
 	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
 	return out, nil
+}
+
+// markSubmitting is ClaimSteps' statement that moves the tasks it has
+// just claimed ($1, their ids as a JSON array; $2, the claim's token) to
+// submitting. Each is found by its id: a condition on the status would
+// let SQLite, which keeps no statistics, walk tasks_status over every
+// queued task instead (TestMarkSubmittingPlan); the ids are those the
+// claim returned as queued, in the same transaction.
+func (s *DB) markSubmitting() string {
+	if s.postgres {
+		return `UPDATE tasks SET status = 'submitting' WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND lease_token = $2`
+	}
+	return `UPDATE tasks SET status = 'submitting' WHERE id IN (SELECT value FROM json_each($1)) AND lease_token = $2`
 }
 
 // NextDue returns when the earliest unleased active task is due, or false
