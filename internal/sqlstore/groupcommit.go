@@ -159,6 +159,7 @@ func (w *groupWriter) run() {
 	batch := make([]*writeJob, 0, w.max)
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
+	last := 0 // the size of the last batch
 	for {
 		select {
 		case j := <-w.jobs:
@@ -177,12 +178,13 @@ func (w *groupWriter) run() {
 				w.commit(batch)
 			}
 		}
-		if w.wait > 0 && len(w.jobs) > 0 {
-			// Writes are arriving together (the clients of a busy
-			// server): gather the ones that come in the next moment
-			// too, so that one commit, its fsync and its pages serve
-			// more of them. A lone write on an idle server is
-			// committed at once.
+		if w.wait > 0 && (len(w.jobs) > 0 || last > 1) {
+			// Writes are arriving together (more are queued, or the
+			// last batch had several: the clients of a busy server,
+			// whose callers are coming back): gather the ones that
+			// come in the next moment too, so that one commit, its
+			// fsync and its pages serve more of them. A lone write on
+			// an idle server is committed at once.
 			gather.Reset(w.wait)
 		wait:
 			for len(batch) < w.max {
@@ -207,6 +209,7 @@ func (w *groupWriter) run() {
 			}
 		}
 		w.commit(batch)
+		last = len(batch)
 		if w.ckpt != nil {
 			w.ckpt.committed()
 			w.ckpt.writerTurn(w.db)
