@@ -170,4 +170,7 @@ export function outputsOf(t) {
   return Array.isArray(t.images) ? t.images : [];
 }
 
-export function shortID(id) { return id ? String(id).slice(0, 8) : ''; }
+// shortID shows an id by its last 8 characters: task ids are UUIDv7
+// (time-ordered), so their first characters are the same for every task
+// made within the same minute; the last ones are random for every id.
+export function shortID(id) { return id ? String(id).slice(-8) : ''; }
