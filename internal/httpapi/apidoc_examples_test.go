@@ -180,8 +180,8 @@ func validateDocBody(method, path string, status int, body []byte) string {
 // strictSpecValidator validates against the OpenAPI document with every
 // object schema that lists its properties closed (additionalProperties:
 // false): an example may show only members the document names, so a
-// misspelt or stale member fails. Real answers are validated against the
-// open document (validateAnswer).
+// misspelt or stale member fails; real answers are validated against it
+// too (validateAnswer).
 var strictSpecValidator = sync.OnceValues(func() (validator.Validator, error) {
 	c, err := gengate.DefaultCatalog()
 	if err != nil {

@@ -274,7 +274,6 @@ func OpenAPI(c *gengate.Catalog) obj {
 		schemas[name] = modelSchema(m)
 		models = append(models, ref(name))
 	}
-	anyObj := obj{"type": "object"}
 	schemas["GenerateRequest"] = obj{"oneOf": models, "description": "one schema per model, chosen by modelId"}
 	schemas["FieldError"] = object(obj{"field": str(), "code": obj{"type": "string", "enum": fieldCodes}, "message": str()}, "field", "code", "message")
 	schemas["Problem"] = object(obj{
@@ -283,6 +282,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"requestId": str(), "errors": arr(ref("FieldError")), "omittedErrors": integer(),
 		"jobId": str(), "jobStatus": str(), "reason": str(), "refunded": obj{"type": "boolean"},
 		"creditsRefunded": integer(), "remainingCredits": integer(), "requiredCredits": integer(),
+		"retryAfter": obj{"type": "integer", "description": "seconds, as in Retry-After"},
+		"keyId":      str(), "spendLimit": integer(), "spentToday": integer(),
 	}, "type", "title", "status", "detail", "code")
 	schemas["ImageResult"] = object(obj{"jobId": str(), "images": arr(str()), "remainingCredits": integer()}, "jobId", "images", "remainingCredits")
 	schemas["VideoResult"] = object(obj{"jobId": str(), "video": str(), "remainingCredits": integer()}, "jobId", "video", "remainingCredits")
@@ -290,7 +291,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 	taskRecord := obj{
 		"jobId": str(), "status": obj{"type": "string", "enum": []string{"processing", "succeeded", "failed", "needs_review", "canceled"}},
 		"type": str(), "modelId": str(), "cost": integer(), "createdAt": str(), "updatedAt": str(), "completedAt": str(),
-		"statusUrl": str(), "images": arr(str()), "video": str(), "error": anyObj,
+		"statusUrl": str(), "images": arr(str()), "video": str(), "error": ref("TaskError"),
 		"route": object(obj{"engine": str(), "upstream": str()}, "engine"),
 		"progress": object(obj{"queuePosition": integer(), "upstreamStatus": str(), "percent": obj{"type": "number"},
 			"logs": arr(str()), "updatedAt": str()}, "logs", "updatedAt"),
@@ -299,20 +300,43 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"createdAt": str(), "nextAttemptAt": str(), "deliveredAt": str(),
 			"deliveries": arr(object(obj{"attempt": integer(), "at": str(), "status": integer(), "error": str()}, "attempt", "at", "status")),
 		}, "id", "type", "url", "status", "attempts", "createdAt", "deliveries"))}, "events"),
-		"prompt": str(), "options": obj{"type": "object", "description": "every option of the model, as given or defaulted"},
+		"prompt": str(), "options": obj{"type": "object", "description": "every option of the model, as given or defaulted",
+			"additionalProperties": obj{"type": []string{"string", "number", "boolean"}}},
 		"inputs": obj{"type": "object", "additionalProperties": str(), "description": "input field → the URL the task was given"},
 		"engine": str(), "placeholder": obj{"type": "boolean"},
 	}
+	// A finished task's error member (taskRecord), one shape per status.
+	schemas["TaskError"] = obj{"oneOf": []any{
+		object(obj{"code": obj{"const": gengate.EFailed}, "message": str(), "refunded": obj{"const": true},
+			"creditsRefunded": integer(), "reason": obj{"type": "string", "description": "the failure's own code (e.g. DEADLINE_EXCEEDED), absent for a plain failure"}},
+			"code", "message", "refunded", "creditsRefunded"),
+		object(obj{"code": obj{"const": gengate.ECanceled}, "message": str(), "refunded": obj{"type": "boolean"},
+			"creditsRefunded": integer(), "reason": obj{"type": "string", "enum": []string{gengate.CodeCanceledRefunded, gengate.CodeCanceledCharged}}},
+			"code", "message", "refunded", "creditsRefunded", "reason"),
+		object(obj{"code": obj{"const": gengate.ENeedsReview}, "message": str()}, "code", "message"),
+	}, "description": "failed: its failure and refund; canceled: its refund; needs_review: what to do"}
 	taskRequired := []string{"jobId", "status", "type", "modelId", "cost", "createdAt", "updatedAt", "statusUrl"}
 	schemas["TaskRecord"] = object(taskRecord, taskRequired...)
+	schemas["CanceledTask"] = object(with(taskRecord, obj{"remainingCredits": integer()}), append(taskRequired, "remainingCredits")...)
 	schemas["ReviewTask"] = object(with(taskRecord, obj{"accountId": str(), "accountName": str(), "reviewReason": str()}),
 		append(taskRequired, "accountId", "accountName", "reviewReason")...)
-	schemas["Field"] = object(obj{"name": str(), "kind": str(), "required": obj{"type": "boolean"}, "description": str(),
-		"values": obj{"type": "array"}, "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(), "default": obj{}}, "name", "kind")
+	schemas["Field"] = object(obj{"name": str(),
+		"kind":     obj{"type": "string", "enum": []string{string(gengate.KindText), string(gengate.KindImage), string(gengate.KindVideo), gengate.KindEnum, gengate.KindInt, gengate.KindNumber, gengate.KindBool}},
+		"required": obj{"type": "boolean"}, "description": str(),
+		"values": arr(obj{"type": []string{"string", "number"}}), "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(),
+		"default": obj{"type": []string{"string", "number", "boolean"}}}, "name", "kind")
 	schemas["Model"] = object(obj{"id": str(), "type": str(), "name": str(), "description": str(), "credits": integer(),
-		"varies": obj{"type": "boolean"}, "pricing": anyObj, "inputs": arr(ref("Field")), "options": arr(ref("Field")),
+		"varies": obj{"type": "boolean"}, "pricing": ref("Pricing"), "inputs": arr(ref("Field")), "options": arr(ref("Field")),
 		"engine": str(), "placeholder": obj{"type": "boolean"}, "typicalLatencySeconds": integer(), "legacy": obj{"type": "boolean"}},
 		"id", "type", "name", "credits", "inputs", "options", "engine", "placeholder")
+	// A model's price rule (gengate.PriceRule; docs/pricing.md).
+	schemas["Pricing"] = object(obj{
+		"unit":           obj{"type": "string", "enum": []string{gengate.PerRequest, gengate.PerOutput, gengate.PerSecond}},
+		"durationOption": obj{"type": "string", "description": "the option whose seconds a per-second price counts"},
+		"multipliers": obj{"type": "object", "description": "option name → option value → factor of the cost",
+			"additionalProperties": obj{"type": "object", "additionalProperties": obj{"type": "number"}}},
+		"note": str(),
+	}, "unit")
 	schemas["Upload"] = object(obj{"url": str(), "contentType": str(), "size": integer(), "expiresAt": str()}, "url", "contentType", "size")
 	schemas["OpenAIImagesResponse"] = object(obj{"created": integer(), "output_format": str(),
 		"data": arr(object(obj{"url": str(), "b64_json": str()}))}, "created", "data")
@@ -412,7 +436,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		},
 		"/api/generation/jobs/{id}/cancel": obj{
 			"post": op("Cancel a task (docs/api.md has the rule table)", true, obj{
-				"200": response("the canceled task, with remainingCredits", ref("TaskRecord")),
+				"200": response("the canceled task, with remainingCredits", ref("CanceledTask")),
 				"404": problem("NOT_FOUND"),
 				"409": response("TASK_FINISHED, TASK_BUSY (with Retry-After), or CONFLICT for a task in review; nothing changed", ref("Problem"), "Retry-After"),
 				"503": response("OVERLOADED: the provider could not be asked; nothing changed", ref("Problem"), "Retry-After"),
@@ -483,7 +507,11 @@ func OpenAPI(c *gengate.Catalog) obj {
 				{"name": "cursor", "in": "query", "required": false, "schema": str()}}})},
 		"/api/v1/webhooks/events/{eventId}/replay": obj{"post": op("Send an event again (same webhook-id and payload), due now with a fresh retry schedule", true, obj{
 			"202": response("the event, pending", ref("WebhookEventReplay")), "404": problem("NOT_FOUND")}, pathParam("eventId"))},
-		"/api/v1/openapi.json": obj{"get": op("This document", false, obj{"200": response("OpenAPI 3.1", anyObj)})},
+		"/api/v1/openapi.json": obj{"get": op("This document", false, obj{"200": response("OpenAPI 3.1", object(obj{
+			"openapi": obj{"const": "3.1.0"}, "info": object(obj{"title": str(), "version": str(), "description": str()}, "title", "version"),
+			"paths":      obj{"type": "object", "description": "as OpenAPI 3.1 defines it"},
+			"components": object(obj{"schemas": obj{"type": "object", "additionalProperties": obj{"type": "object"}}, "securitySchemes": obj{"type": "object"}}, "schemas", "securitySchemes"),
+		}, "openapi", "info", "paths", "components"))})},
 		"/docs/api": obj{"get": op("This document as an HTML reference page", false, obj{"200": obj{"description": "HTML",
 			"content": obj{"text/html": obj{"schema": str()}}}})},
 		"/healthz": obj{"get": op("The process runs", false, obj{"200": response("ok", object(obj{"status": str()}, "status"))})},

@@ -23,7 +23,10 @@ import (
 // Every answer a test of this package reads through stack.send is
 // validated against the OpenAPI document (libopenapi-validator): its status
 // must be documented for the path and method, and its body must match the
-// schema. Answers for paths or methods the document does not have (the
+// schema, with every object schema that lists its members closed
+// (strictSpecValidator): an answer may carry only members the document
+// names, so a member the server adds, or one the document misspells,
+// fails the test that sees it. Answers for paths or methods the document does not have (the
 // 404 of an unknown path, a 405) are what the document leaves out on
 // purpose.
 
@@ -61,7 +64,7 @@ func specValidator() (validator.Validator, error) {
 // validateAnswer checks one real answer against the document; it returns
 // "" when it conforms or is out of the document's scope.
 func validateAnswer(req *http.Request, resp *http.Response, body []byte) string {
-	v, err := specValidator()
+	v, err := strictSpecValidator()
 	if err != nil {
 		return "the OpenAPI document does not load: " + err.Error()
 	}
@@ -81,6 +84,9 @@ func validateAnswer(req *http.Request, resp *http.Response, body []byte) string 
 			return "" // an unknown path or method: outside the document
 		}
 		msgs = append(msgs, e.Message+": "+e.Reason)
+		for _, se := range e.SchemaValidationErrors {
+			msgs = append(msgs, se.Reason)
+		}
 	}
 	return strings.Join(msgs, "; ")
 }
@@ -186,6 +192,9 @@ func TestOpenAPIRejectsUndocumented(t *testing.T) {
 	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}}
 	if msg := validateAnswer(req, resp, []byte(`{"models": "not a list"}`)); msg == "" {
 		t.Error("a models answer with a string for the list passed")
+	}
+	if msg := validateAnswer(req, resp, []byte(`{"models": [], "count": 0}`)); msg == "" {
+		t.Error("a models answer with an undocumented member passed")
 	}
 	resp.StatusCode = 418
 	if msg := validateAnswer(req, resp, []byte(`{}`)); msg == "" {
