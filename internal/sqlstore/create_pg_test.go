@@ -244,8 +244,8 @@ func TestCreateTaskGathered(t *testing.T) {
 	if b := balance(t, s, a.ID); b != 0 {
 		t.Errorf("balance %d; want 0", b)
 	}
-	if batches, items := s.CreateBatches(); items != n || batches != 2 {
-		t.Errorf("%d batches for %d creations; want 2 (one waited on the row, the rest gathered)", batches, items)
+	if batches, items := s.CreateBatches(); items != n || batches > 2 {
+		t.Errorf("%d batches for %d creations; want at most 2 (one waited on the row, the rest gathered)", batches, items)
 	}
 }
 
