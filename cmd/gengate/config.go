@@ -66,7 +66,8 @@ type Config struct {
 	// SQLiteBatch is the most writes the SQLite writer commits together.
 	SQLiteBatch int
 	// SQLiteBatchWait is how long the SQLite writer, finding more than
-	// one write queued, waits for more before it begins a batch.
+	// one write queued or having just committed several, waits for more
+	// before it begins a batch.
 	SQLiteBatchWait time.Duration
 	// SQLiteWALMB is the WAL size past which the SQLite writer finishes a
 	// checkpoint so that the WAL starts over.
@@ -325,7 +326,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
 		f.dur(&c.DBBatchWait, "db-batch-wait", sqlstore.DefaultBatchWait, "longest a PostgreSQL batch of task creations waits for the callers of the previous batch (one commit for more tasks); 0 sends each batch at once"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
-		f.dur(&c.SQLiteBatchWait, "sqlite-batch-wait", sqlstore.DefaultSQLiteBatchWait, "how long the SQLite writer, finding more than one write queued, waits for more before it begins a batch (fewer commits under load); a lone write never waits; 0: never"),
+		f.dur(&c.SQLiteBatchWait, "sqlite-batch-wait", sqlstore.DefaultSQLiteBatchWait, "how long the SQLite writer, finding more than one write queued or having just committed several, waits for more before it begins a batch (fewer commits under load); a lone write on an idle server never waits; 0: never"),
 		f.integer(&c.SQLiteWALMB, "sqlite-wal-mb", sqlstore.DefaultSQLiteWALMB, "MiB of SQLite WAL past which the writer finishes a checkpoint between two batches so that the WAL starts over (checkpoints otherwise run off the writer)"),
 		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),
 		f.integer(&c.KeyCache, "key-cache", gengate.DefaultKeyCacheSize, "most API keys this process keeps in memory (0: read the key from the database on every request)"),

@@ -14,8 +14,12 @@ package sqlstore
 // transaction) fails it as a whole; then every job of the batch gets that
 // error and none a success. No job's caller hears of its result before the
 // COMMIT returned, so an answer is never sent for a write that is not on
-// disk. The writer never waits to gather a batch: it takes what is queued,
-// commits, and looks again; an idle writer answers a lone write at once.
+// disk. The writer takes what is queued; when writes are arriving
+// together (more than one was queued, or its last batch had several), it
+// also gathers those that arrive within --sqlite-batch-wait (1ms), so that
+// one commit serves more of them; an idle writer commits a lone write at
+// once. The plain task creations of a batch are made together
+// (createbatch.go).
 //
 // docs/architecture.md ("A write's path on SQLite") tells the same.
 
@@ -45,17 +49,17 @@ func WithSQLiteBatch(n int) Option {
 }
 
 // DefaultSQLiteBatchWait is the default of serve --sqlite-batch-wait: how
-// long the writer, having found more than one write queued, waits for
-// more before it begins the batch.
-const DefaultSQLiteBatchWait = 300 * time.Microsecond
+// long the writer, having found more than one write queued or having just
+// committed several, waits for more before it begins the batch.
+const DefaultSQLiteBatchWait = time.Millisecond
 
 // MaxSQLiteBatchWait bounds --sqlite-batch-wait.
 const MaxSQLiteBatchWait = 100 * time.Millisecond
 
-// WithSQLiteBatchWait sets how long the SQLite writer, when it finds more
-// than one write queued (writes are arriving together), waits for more
-// before it begins the batch (0: never; a lone write never waits). It does
-// not apply to PostgreSQL.
+// WithSQLiteBatchWait sets how long the SQLite writer, when writes are
+// arriving together (more than one is queued, or its last batch had
+// several), waits for more before it begins the batch (0: never; a lone
+// write on an idle writer never waits). It does not apply to PostgreSQL.
 func WithSQLiteBatchWait(d time.Duration) Option {
 	return func(o *options) { o.sqliteWait = min(max(d, 0), MaxSQLiteBatchWait) }
 }
