@@ -156,6 +156,9 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 		}
 		m, veto = m2, v
 	}
+	if p.groundShadow {
+		groundShadow(im, m, p.comps)
+	}
 	if p.aside {
 		asideDrop(m, im.w, im.h)
 	}

@@ -9,43 +9,45 @@ import (
 
 // params holds the tunables of the low-resolution segmentation.
 type params struct {
-	workSide    int     // longest side of the working resolution
-	frame       float64 // border frame width as a fraction of each side
-	comps       int     // GMM components per model
-	iters       int     // GrabCut iterations
-	gamma       float64 // pairwise weight (GrabCut: 50)
-	salWeight   float64 // unary weight of the saliency prior (nats)
-	framePen    float64 // extra cost (nats) of foreground inside the frame
-	keepFrac    float64 // keep components at least this fraction of the largest
-	holeFrac    float64 // fill background holes smaller than this fraction of the foreground
-	centerSigma float64 // centre prior width (fraction of the diagonal); 0 disables
-	shadowPen   float64 // unary cost (nats) of foreground on a detected cast shadow; 0 disables
-	sideOutlier float64 // a border side this many nats less likely than the others loses the frame penalty; 0 disables
-	plainWeight float64 // unary weight (nats) of the backdrop model on a plain backdrop; 0 disables the plain mode
-	cutNats     float64 // bottom-side column score of a subject cut by the edge (cutframe.go); 0 disables
-	edgeReach   float64 // top/left/right edge contact over sqrt(area) of a component reaching out of the picture (edgereach.go); 0 disables
-	aside       bool    // drop components beside the subject (aside.go)
-	solidHoles  bool    // fill enclosed holes that do not show the surroundings (holefill.go)
+	workSide     int     // longest side of the working resolution
+	frame        float64 // border frame width as a fraction of each side
+	comps        int     // GMM components per model
+	iters        int     // GrabCut iterations
+	gamma        float64 // pairwise weight (GrabCut: 50)
+	salWeight    float64 // unary weight of the saliency prior (nats)
+	framePen     float64 // extra cost (nats) of foreground inside the frame
+	keepFrac     float64 // keep components at least this fraction of the largest
+	holeFrac     float64 // fill background holes smaller than this fraction of the foreground
+	centerSigma  float64 // centre prior width (fraction of the diagonal); 0 disables
+	shadowPen    float64 // unary cost (nats) of foreground on a detected cast shadow; 0 disables
+	sideOutlier  float64 // a border side this many nats less likely than the others loses the frame penalty; 0 disables
+	plainWeight  float64 // unary weight (nats) of the backdrop model on a plain backdrop; 0 disables the plain mode
+	cutNats      float64 // bottom-side column score of a subject cut by the edge (cutframe.go); 0 disables
+	edgeReach    float64 // top/left/right edge contact over sqrt(area) of a component reaching out of the picture (edgereach.go); 0 disables
+	aside        bool    // drop components beside the subject (aside.go)
+	solidHoles   bool    // fill enclosed holes that do not show the surroundings (holefill.go)
+	groundShadow bool    // drop parts that are shadows cast on the ground (groundshadow.go)
 }
 
 var defaultParams = params{
-	workSide:    400,
-	frame:       0.04,
-	comps:       5,
-	iters:       5,
-	gamma:       50,
-	salWeight:   2.0,
-	framePen:    6.0,
-	keepFrac:    0.15,
-	holeFrac:    0.02,
-	centerSigma: 0.6,
-	shadowPen:   4.0,
-	sideOutlier: 10.0,
-	plainWeight: 4.0,
-	cutNats:     6.0,
-	edgeReach:   0.15,
-	aside:       true,
-	solidHoles:  true,
+	workSide:     400,
+	frame:        0.04,
+	comps:        5,
+	iters:        5,
+	gamma:        50,
+	salWeight:    2.0,
+	framePen:     6.0,
+	keepFrac:     0.15,
+	holeFrac:     0.02,
+	centerSigma:  0.6,
+	shadowPen:    4.0,
+	sideOutlier:  10.0,
+	plainWeight:  4.0,
+	cutNats:      6.0,
+	edgeReach:    0.15,
+	aside:        true,
+	solidHoles:   true,
+	groundShadow: true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.

@@ -77,6 +77,8 @@ func tuneParams(t *testing.T) params {
 			p.cutNats = v
 		case "aside":
 			p.aside = v != 0
+		case "groundShadow":
+			p.groundShadow = v != 0
 		case "solidHoles":
 			p.solidHoles = v != 0
 		case "edgeReach":
