@@ -48,10 +48,16 @@ import (
 // DefaultBaseURL is Replicate's API.
 const DefaultBaseURL = "https://api.replicate.com/v1"
 
-// First poll delays: images usually take seconds, videos minutes.
+// Poll delays; a prediction's answer carries no Retry-After. An image is
+// first read back firstImagePoll after its submit, then after waits that
+// double with the task's age up to imageDelay: Replicate's fastest image
+// models answer in well under a second, and its own clients read the
+// prediction every 0.5 s (replicate-go and replicate-python's
+// poll_interval). A video is read every videoDelay.
 const (
-	imageDelay = 2 * time.Second
-	videoDelay = 10 * time.Second
+	firstImagePoll = 250 * time.Millisecond
+	imageDelay     = 2 * time.Second
+	videoDelay     = 10 * time.Second
 )
 
 var (
@@ -149,7 +155,7 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 	if p.ID == "" {
 		return gengate.Progress{}, fmt.Errorf("replicate: prediction created but its answer has no id")
 	}
-	return gengate.Progress{UpstreamID: p.ID, RetryAfter: delay(job)}, nil
+	return gengate.Progress{UpstreamID: p.ID, RetryAfter: e.delay(job)}, nil
 }
 
 // Check reads the prediction and, once it has succeeded, downloads its
@@ -164,7 +170,7 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	}
 	switch p.Status {
 	case "starting", "processing":
-		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: delay(job), Report: p.report(e.client)}, nil
+		return gengate.Progress{UpstreamID: upstreamID, RetryAfter: e.delay(job), Report: p.report(e.client)}, nil
 	case "succeeded":
 	case "failed", "canceled", "aborted":
 		return gengate.Progress{}, failure(p, e.client)
@@ -203,11 +209,22 @@ func (e *Engine) Cancel(ctx context.Context, job gengate.Job, upstreamID string)
 	return e.client.Poll(ctx, upstream.Request{Method: http.MethodPost, Path: "/predictions/" + upstreamID + "/cancel"}, nil)
 }
 
-func delay(job gengate.Job) time.Duration {
+// delay is the wait before the next status read: for a video videoDelay;
+// for an image the task's age so far (so the waits double), at least
+// firstImagePoll and at most imageDelay (imageDelay when the age is
+// unknown).
+func (e *Engine) delay(job gengate.Job) time.Duration {
 	if job.Type == "video" {
 		return videoDelay
 	}
-	return imageDelay
+	if job.CreatedAt.IsZero() {
+		return imageDelay
+	}
+	now := time.Now()
+	if e.client.Now != nil {
+		now = e.client.Now()
+	}
+	return min(imageDelay, max(firstImagePoll, now.Sub(job.CreatedAt)))
 }
 
 // outputURLs reads a prediction's output: a URL or a list of URLs (other
