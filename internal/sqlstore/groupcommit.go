@@ -163,7 +163,7 @@ func (w *groupWriter) run() {
 	batch := make([]*writeJob, 0, w.max)
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
-	last := 0 // the size of the last batch
+	last, before := 0, 0 // the sizes of the last two batches
 	for {
 		select {
 		case j := <-w.jobs:
@@ -188,10 +188,17 @@ func (w *groupWriter) run() {
 			// whose callers are coming back): gather the ones that
 			// come in the next moment too, so that one commit, its
 			// fsync and its pages serve more of them. A lone write on
-			// an idle server is committed at once.
+			// an idle server is committed at once. Once the batch is
+			// as large as the larger of the last two, the callers are
+			// back: it stops gathering (whatever else is queued then
+			// still joins it, so batches grow with the load).
+			target := w.max
+			if m := max(last, before); m > 1 {
+				target = min(m, w.max)
+			}
 			gather.Reset(w.wait)
 		wait:
-			for len(batch) < w.max {
+			for len(batch) < target {
 				select {
 				case j := <-w.jobs:
 					batch = append(batch, j)
@@ -213,7 +220,7 @@ func (w *groupWriter) run() {
 			}
 		}
 		w.commit(batch)
-		last = len(batch)
+		last, before = len(batch), last
 		if w.ckpt != nil {
 			w.ckpt.committed()
 			w.ckpt.writerTurn(w.db)
