@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/blob"
 	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/engine/upstream"
 	"github.com/gengate/gengate/internal/fetch"
@@ -18,9 +19,11 @@ import (
 )
 
 // defaultWorkers is serve's default --workers. A step mostly waits (on an
-// upstream's answer, on a group commit), so slots cost little; with 4,
-// the end-to-end bench was bound by the slots (docs/benchmarks.md).
-const defaultWorkers = 16
+// upstream's answer, on a group commit), so slots cost little: the memory
+// of storing outputs is bounded apart (--s3-part-buffers). With 16 the
+// end-to-end bench's SQLite commits held ~4 writes each, with 64 ~12
+// (docs/benchmarks.md).
+const defaultWorkers = 64
 
 // Config is every setting of gengate serve. Each flag falls back to an
 // environment variable GENGATE_<NAME> (dashes as underscores).
@@ -117,6 +120,9 @@ type Config struct {
 	// Storage is where outputs go: a directory (default <data>/files) or
 	// s3://bucket[/prefix]?endpoint=host:port (see docs/deploy.md).
 	Storage string
+	// S3PartBuffers bounds the outputs stored to S3 at once, each holding
+	// one blob.PartSize buffer: their memory whatever --workers is.
+	S3PartBuffers int
 	// UploadRetention is how long files sent to POST /api/v1/files are kept.
 	UploadRetention time.Duration
 	// ProviderCheck bounds each provider's check at start (health.go);
@@ -175,6 +181,8 @@ func (c *Config) Validate() error {
 		return errors.New("--max-conns must be ≥ 1")
 	case c.MemoryLimit < 0:
 		return errors.New("--memory-limit must be ≥ 0")
+	case c.S3PartBuffers < 1:
+		return errors.New("--s3-part-buffers must be ≥ 1")
 	case c.WaitRechecks < 1:
 		return errors.New("--wait-rechecks must be ≥ 1")
 	case c.MaxInputMemory < 1<<20 || c.MaxDecodeMemory < 1<<20:
@@ -302,6 +310,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", defaultWorkers, "task steps run at once by this process"),
+		f.integer(&c.S3PartBuffers, "s3-part-buffers", blob.DefaultPartBuffers, "outputs stored to S3 storage at once, each holding one 8 MiB part buffer (memory at most this × 8 MiB whatever --workers is); more wait their turn"),
 		f.dur(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "longest one webhook delivery attempt may take (connect, send, answer)"),
 		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),
 		f.dur(&c.WebhookLease, "webhook-lease", 0, "how long a claimed webhook attempt may run before another process may send the event again (default: --webhook-timeout plus 30s)"),

@@ -243,6 +243,7 @@ func TestRunUsage(t *testing.T) {
 		{"credits", "grant", "--data", t.TempDir()},
 		{"review", "settle", "--data", t.TempDir(), "x"},
 		{"serve", "--workers", "0"},
+		{"serve", "--s3-part-buffers", "0"},
 		{"serve", "--role", "boss"},
 		{"serve", "--task-lease", "10ms"},
 		{"serve", "--db-conns", "0"},

@@ -81,6 +81,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if s3, ok := blobs.(*blob.S3); ok {
+		s3.SetPartBuffers(cfg.S3PartBuffers)
+	}
 	if len(engs.Providers) == 0 {
 		log.Info("no upstream provider configured: the sandbox serves every model without a built-in engine (placeholders, not AI output)")
 	} else {

@@ -25,6 +25,9 @@ type S3 struct {
 	client *minio.Client
 	bucket string
 	prefix string // "" or ends in "/"
+	// parts holds one token per PartSize buffer PutStream may hold at
+	// once (SetPartBuffers; DefaultPartBuffers).
+	parts chan struct{}
 }
 
 var (
@@ -86,7 +89,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: s3 endpoint %q: %w", cfg.Endpoint, err)
 	}
-	s := &S3{client: client, bucket: cfg.Bucket, prefix: prefix}
+	s := &S3{client: client, bucket: cfg.Bucket, prefix: prefix, parts: make(chan struct{}, DefaultPartBuffers)}
 	if err := s.ensureBucket(ctx, cfg.Region); err != nil {
 		return nil, fmt.Errorf("storage: s3 bucket %q at %s: %w", cfg.Bucket, cfg.Endpoint, describe(err))
 	}
@@ -151,8 +154,22 @@ func (s *S3) Put(ctx context.Context, key string, data []byte, contentType strin
 // memory per stream.
 const PartSize = 8 << 20
 
+// DefaultPartBuffers is how many streams PutStream stores at once unless
+// SetPartBuffers says otherwise: 16 × PartSize = 128 MiB of part buffers.
+const DefaultPartBuffers = 16
+
+// SetPartBuffers bounds the streams PutStream stores at once, each holding
+// one PartSize buffer, to n (at least 1): the memory of stored outputs is
+// then at most n × PartSize whatever the number of task steps; a stream
+// beyond it waits for one to finish (or its context to end) before it
+// reads a byte. Call it before the store is used.
+func (s *S3) SetPartBuffers(n int) {
+	s.parts = make(chan struct{}, max(n, 1))
+}
+
 // PutStream copies r to its end under key and returns the bytes written.
-// A stream of one part or less is one PUT; a longer one is a multipart
+// It holds one PartSize buffer, taken from the SetPartBuffers bound
+// (waiting while every buffer is in use). A stream of one part or less is one PUT; a longer one is a multipart
 // upload, one part read and sent at a time, completed only after r's
 // last byte: until then no object exists under key (an older one stays),
 // and one that fails (r's error, the server's, ctx ended) is aborted.
@@ -162,6 +179,12 @@ func (s *S3) PutStream(ctx context.Context, key string, r io.Reader, contentType
 	name, err := s.object(key)
 	if err != nil {
 		return 0, err
+	}
+	select {
+	case s.parts <- struct{}{}:
+		defer func() { <-s.parts }()
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	buf := make([]byte, PartSize)
 	n, err := io.ReadFull(r, buf)
