@@ -16,8 +16,9 @@ package sqlstore
 // COMMIT returned, so an answer is never sent for a write that is not on
 // disk. The writer takes what is queued; when writes are arriving
 // together (more than one was queued, or its last batch had several), it
-// also gathers those that arrive within --sqlite-batch-wait (1ms), so that
-// one commit serves more of them; an idle writer commits a lone write at
+// also gathers those that arrive within --sqlite-batch-wait (1ms), or
+// until the batch is as large as the larger of its last two, so that one
+// commit serves more of them; an idle writer commits a lone write at
 // once. The plain task creations of a batch are made together
 // (createbatch.go).
 //
