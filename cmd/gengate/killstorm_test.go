@@ -33,8 +33,19 @@ func TestKillStorm(t *testing.T) {
 				jobID   string // "" until a response named it
 			}
 			var subs []*submission
-			const rounds, perRound = 3, 10
-			for round := range rounds {
+			// At least three rounds, and more until some submission was
+			// cut off by a kill: when the writer answers a whole round in
+			// one batch, a kill after a third of the answers cuts none.
+			const minRounds, maxRounds, perRound = 3, 20, 10
+			cutOff := func() bool {
+				for _, s := range subs {
+					if s.jobID == "" {
+						return true
+					}
+				}
+				return false
+			}
+			for round := 0; round < minRounds || (round < maxRounds && !cutOff()); round++ {
 				batch := make([]*submission, perRound)
 				for i := range batch {
 					model, typ := "flux", "image"
