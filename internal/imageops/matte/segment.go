@@ -27,6 +27,7 @@ type params struct {
 	aside        bool    // drop components beside the subject (aside.go)
 	solidHoles   bool    // fill enclosed holes that do not show the surroundings (holefill.go)
 	groundShadow bool    // drop parts that are shadows cast on the ground (groundshadow.go)
+	below        bool    // add the subject's continuation below it (below.go)
 }
 
 var defaultParams = params{
@@ -48,6 +49,7 @@ var defaultParams = params{
 	aside:        true,
 	solidHoles:   true,
 	groundShadow: true,
+	below:        true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.

@@ -75,6 +75,8 @@ func tuneParams(t *testing.T) params {
 			p.plainWeight = v
 		case "cutNats":
 			p.cutNats = v
+		case "below":
+			p.below = v != 0
 		case "aside":
 			p.aside = v != 0
 		case "groundShadow":
