@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -98,7 +99,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		profiled = make(chan error, 1)
 		go func() { profiled <- benchCPUProfile(srv, profile, profileFor) }()
 	}
-	cpu0 := srv.cpu()
+	cpu0, own0 := srv.cpu(), benchOwnCPU()
 	start := time.Now()
 	failed, firstErr := benchClients(ctx, clients, tasks, func(int) error {
 		status, answer, err := benchPost(hc, srv.base, key, body)
@@ -130,7 +131,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	elapsed := time.Since(start)
-	cpu := srv.cpu() - cpu0
+	cpu, own := srv.cpu()-cpu0, benchOwnCPU()-own0
 	gate := float64(succeeded) / elapsed.Seconds()
 	fmt.Fprintf(stdout, "%-10s %10s %10s %10s %9s %8s %10s\n", "target", "tasks/s", "submitted", "finished", "ok", "errors", "server CPU")
 	fmt.Fprintf(stdout, "%-10s %10.0f %10s %10s %9d %8d %9.2fc\n", "gengate", gate, submitted.Round(time.Millisecond),
@@ -138,12 +139,15 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	if firstErr != "" {
 		fmt.Fprintf(stdout, "  first error: %s\n", firstErr)
 	}
+	fmt.Fprintf(stdout, "  CPU per task: server %.3f ms, bench process (clients, fake fal, counting) %.3f ms\n",
+		benchPerTask(cpu, tasks), benchPerTask(own, tasks))
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			return fmt.Errorf("profile: %w", err)
 		}
 	}
 	// The same work straight against the fake.
+	own0 = benchOwnCPU()
 	start = time.Now()
 	dfailed, dfirst := benchClients(ctx, clients, tasks, func(int) error { return fake.direct(hc) })
 	delapsed := time.Since(start)
@@ -152,10 +156,26 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	if dfirst != "" {
 		fmt.Fprintf(stdout, "  first error: %s\n", dfirst)
 	}
+	fmt.Fprintf(stdout, "  CPU per task: bench process (clients, fake fal) %.3f ms\n", benchPerTask(benchOwnCPU()-own0, tasks))
 	if direct > 0 {
 		fmt.Fprintf(stdout, "ratio gengate/direct: %.3f\n", gate/direct)
 	}
 	return nil
+}
+
+// benchOwnCPU is the CPU (user and system) the bench process itself has
+// used: its clients and its fake upstream share the cores with the server.
+func benchOwnCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchPerTask is cpu over n tasks in milliseconds.
+func benchPerTask(cpu time.Duration, n int) float64 {
+	return cpu.Seconds() * 1000 / float64(n)
 }
 
 // benchClients runs n calls of do from clients goroutines and returns the
