@@ -99,7 +99,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		profiled = make(chan error, 1)
 		go func() { profiled <- benchCPUProfile(srv, profile, profileFor) }()
 	}
-	cpu0, own0 := srv.cpu(), benchOwnCPU()
+	cpu0, own0, conns0 := srv.cpu(), benchOwnCPU(), fake.conns.Load()
 	start := time.Now()
 	failed, firstErr := benchClients(ctx, clients, tasks, func(int) error {
 		status, answer, err := benchPost(hc, srv.base, key, body)
@@ -141,6 +141,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fmt.Fprintf(stdout, "  CPU per task: server %.3f ms, bench process (clients, fake fal, counting) %.3f ms\n",
 		benchPerTask(cpu, tasks), benchPerTask(own, tasks))
+	fmt.Fprintf(stdout, "  connections gengate opened to the fake fal: %d\n", fake.conns.Load()-conns0)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			return fmt.Errorf("profile: %w", err)
@@ -220,9 +221,25 @@ type benchFal struct {
 	key, base string
 	srv       *http.Server
 	png       []byte
+	auth      string        // "Key <key>", the Authorization header it takes
+	idPrefix  string        // random per fake: ids are idPrefix + a counter
+	next      atomic.Uint64 // the counter
+	conns     atomic.Int64  // connections accepted
 	mu        sync.Mutex
 	jobs      map[string]bool // request id → completed
 }
+
+// The fake's fixed answers, encoded once: it stands in for a remote
+// upstream, so the CPU it spends is not gengate's, and the less it spends
+// on the shared cores the less it disturbs the measure.
+var (
+	falJSON         = []string{"application/json"}
+	falPNG          = []string{"image/png"}
+	falUnauthorized = []byte(`{"detail":"Invalid API key"}` + "\n")
+	falNotFound     = []byte(`{"detail":"Not Found"}` + "\n")
+	falNoRequest    = []byte(`{"detail":"Request not found"}` + "\n")
+	falInProgress   = []byte(`{"detail":"Request is still in progress"}` + "\n")
+)
 
 func startBenchFal() (*benchFal, error) {
 	img := image.NewNRGBA(image.Rect(0, 0, 64, 64))
@@ -238,8 +255,14 @@ func startBenchFal() (*benchFal, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &benchFal{key: "bench-" + randomHexID(), base: "http://" + ln.Addr().String(), png: buf.Bytes(), jobs: map[string]bool{}}
-	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	f := &benchFal{key: "bench-" + randomHexID(), base: "http://" + ln.Addr().String(), png: buf.Bytes(),
+		idPrefix: randomHexID()[:8] + "-", jobs: map[string]bool{}}
+	f.auth = "Key " + f.key
+	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.conns.Add(1)
+		}
+	}}
 	go f.srv.Serve(ln)
 	return f, nil
 }
@@ -252,57 +275,102 @@ func randomHexID() string {
 	return hex.EncodeToString(b)
 }
 
+// ServeHTTP answers fal's queue protocol. Paths: POST /{owner}/{app}[/…]
+// submits; GET /{owner}/{app}/requests/{id}/status and GET
+// /{owner}/{app}/requests/{id}; GET /files/{name} downloads.
 func (f *benchFal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
-	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/files/") {
-		w.Header().Set("Content-Type", "image/png")
+	path := r.URL.Path
+	h := w.Header()
+	if r.Method == http.MethodGet && strings.HasPrefix(path, "/files/") {
+		h["Content-Type"] = falPNG
 		_, _ = w.Write(f.png)
 		return
 	}
-	if r.Header.Get("Authorization") != "Key "+f.key {
-		benchJSON(w, http.StatusUnauthorized, map[string]any{"detail": "Invalid API key"})
+	h["Content-Type"] = falJSON
+	if r.Header.Get("Authorization") != f.auth {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write(falUnauthorized)
 		return
 	}
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// owner, app, "requests", id, "status" without strings.Split.
+	var seg [6]string
+	n := 0
+	for rest := strings.Trim(path, "/"); n < len(seg); n++ {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			seg[n] = rest
+			n++
+			break
+		}
+		seg[n], rest = rest[:i], rest[i+1:]
+	}
+	b := make([]byte, 0, 512)
 	switch {
 	case r.Method == http.MethodPost:
-		id := randomHexID()
+		id := string(strconv.AppendUint([]byte(f.idPrefix), f.next.Add(1), 10))
 		f.mu.Lock()
 		f.jobs[id] = false
 		f.mu.Unlock()
-		base := f.base + "/" + parts[0] + "/" + parts[min(1, len(parts)-1)] + "/requests/" + id
-		benchJSON(w, http.StatusOK, map[string]any{"status": "IN_QUEUE", "request_id": id, "response_url": base,
-			"status_url": base + "/status", "cancel_url": base + "/cancel", "queue_position": 0})
-	case r.Method == http.MethodGet && len(parts) == 5 && parts[2] == "requests" && parts[4] == "status":
+		app := seg[min(1, n-1)]
+		base := func(b []byte) []byte {
+			b = append(b, f.base...)
+			b = append(b, '/')
+			b = append(b, seg[0]...)
+			b = append(b, '/')
+			b = append(b, app...)
+			b = append(b, "/requests/"...)
+			return append(b, id...)
+		}
+		b = append(b, `{"cancel_url":"`...)
+		b = append(base(b), `/cancel","queue_position":0,"request_id":"`...)
+		b = append(b, id...)
+		b = append(b, `","response_url":"`...)
+		b = append(base(b), `","status":"IN_QUEUE","status_url":"`...)
+		b = append(base(b), `/status"}`+"\n"...)
+		_, _ = w.Write(b)
+	case r.Method == http.MethodGet && n == 5 && seg[2] == "requests" && seg[4] == "status":
 		f.mu.Lock()
-		_, ok := f.jobs[parts[3]]
+		_, ok := f.jobs[seg[3]]
 		if ok {
-			f.jobs[parts[3]] = true
+			f.jobs[seg[3]] = true
 		}
 		f.mu.Unlock()
 		if !ok {
-			benchJSON(w, http.StatusNotFound, map[string]any{"detail": "Request not found"})
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write(falNoRequest)
 			return
 		}
-		benchJSON(w, http.StatusOK, map[string]any{"status": "COMPLETED", "response_url": f.base + "/" + strings.Join(parts[:4], "/"), "logs": []any{}})
-	case r.Method == http.MethodGet && len(parts) == 4 && parts[2] == "requests":
+		b = append(b, `{"logs":[],"response_url":"`...)
+		b = append(b, f.base...)
+		b = append(b, path[:strings.LastIndexByte(path, '/')]...)
+		b = append(b, `","status":"COMPLETED"}`+"\n"...)
+		_, _ = w.Write(b)
+	case r.Method == http.MethodGet && n == 4 && seg[2] == "requests":
 		f.mu.Lock()
-		done, ok := f.jobs[parts[3]]
+		done, ok := f.jobs[seg[3]]
 		if done {
-			delete(f.jobs, parts[3]) // read once: the fake keeps no history
+			delete(f.jobs, seg[3]) // read once: the fake keeps no history
 		}
 		f.mu.Unlock()
 		switch {
 		case !ok:
-			benchJSON(w, http.StatusNotFound, map[string]any{"detail": "Request not found"})
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write(falNoRequest)
 		case !done:
-			benchJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request is still in progress"})
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(falInProgress)
 		default:
-			benchJSON(w, http.StatusOK, map[string]any{"images": []any{map[string]any{"url": f.base + "/files/" + parts[3] + ".png",
-				"content_type": "image/png", "width": 64, "height": 64}}, "seed": 42, "has_nsfw_concepts": []bool{false}, "prompt": "bench"})
+			b = append(b, `{"has_nsfw_concepts":[false],"images":[{"content_type":"image/png","height":64,"url":"`...)
+			b = append(b, f.base...)
+			b = append(b, "/files/"...)
+			b = append(b, seg[3]...)
+			b = append(b, `.png","width":64}],"prompt":"bench","seed":42}`+"\n"...)
+			_, _ = w.Write(b)
 		}
 	default:
-		benchJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write(falNotFound)
 	}
 }
 
@@ -355,10 +423,4 @@ func (f *benchFal) call(hc *http.Client, method, url, body string, v any) error 
 		return fmt.Errorf("%s %s: %d", method, url, resp.StatusCode)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-func benchJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
