@@ -579,16 +579,25 @@ func rootCause(err error) string {
 // connecting (dial, TLS) but not answering, because each call carries its
 // own deadline (SubmitTimeout, PollTimeout, the download timeout or the
 // request's Timeout: a synchronous image API may answer after minutes).
+// It keeps up to IdleConnsPerHost idle connections to each provider.
 func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 		IdleConnTimeout:     90 * time.Second,
-		MaxIdleConnsPerHost: 16,
+		MaxIdleConnsPerHost: IdleConnsPerHost,
 		ForceAttemptHTTP2:   true,
 	}}
 }
+
+// IdleConnsPerHost is how many idle connections NewHTTPClient keeps to one
+// provider: serve's default --workers (64), so that every step slot can
+// reuse a connection to a provider it calls. With fewer (it was 16), the
+// calls over the number were each followed by a close and preceded by a
+// new dial: "gengate bench e2e" counted 2,074 connections for 2,000 tasks
+// (docs/benchmarks.md, issue 15).
+const IdleConnsPerHost = 64
 
 // Config is what every provider engine is configured with.
 type Config struct {
