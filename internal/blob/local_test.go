@@ -206,3 +206,29 @@ func TestLocalForgetsRemovedDirectories(t *testing.T) {
 		t.Fatalf("the store keeps %d directories in memory after every file was deleted, want 0", n)
 	}
 }
+
+// TestLocalPutOntoDirectoryFails: a key whose path is a directory (the
+// parent of other keys) is refused, the directory and what it holds are
+// kept, and no temporary file is left. PutStream renames without
+// os.Rename's Lstat of the target; rename(2) refuses a directory itself.
+func TestLocalPutOntoDirectoryFails(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Put(ctx, "outputs/ab/task-0.png", []byte("kept"), "image/png"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Put(ctx, "outputs/ab", []byte("over a directory"), "image/png"); err == nil {
+		t.Fatal("Put over a directory succeeded")
+	}
+	if got, err := l.Get(ctx, "outputs/ab/task-0.png"); err != nil || string(got) != "kept" {
+		t.Fatalf("Get = %q, %v; want the file under the directory kept", got, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "outputs"))
+	if len(entries) != 1 || entries[0].Name() != "ab" || !entries[0].IsDir() {
+		t.Fatalf("outputs/ holds %v, want only the directory ab", entries)
+	}
+}
