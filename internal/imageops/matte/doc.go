@@ -50,8 +50,9 @@
 //     rocks' colours) is 0.93 with below.go, 0.47 without.
 //   - Synthetic product shots (object on a plain or textured gradient
 //     backdrop, soft drop shadow up to 0.6): min IoU 0.995 (≥ 0.95).
-//   - Speed: 1.5-1.8 s/MP over the GrabCut set, 0.02-0.04 s/MP at 12 MP
-//     (< 3), measured before cutframe.go on a quiet machine; the second
+//   - Speed: 2.48 s/MP over the GrabCut set, 0.021 s/MP at 12 MP (< 3),
+//     on a quiet machine with every rule below (2026-11-24; 1.5-1.8 and
+//     0.02-0.04 before cutframe.go and the later rules); the second
 //     segmentation of a subject cut by the bottom edge costs about 1.5×
 //     the CPU of one (1 MP portrait: 0.59 against 0.39 CPU-s). The
 //     solid-hole and ground-shadow rules add about 3 % CPU over the
