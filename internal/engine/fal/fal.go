@@ -106,14 +106,7 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 func (e *Engine) delay(job gengate.Job, queuePosition int) time.Duration {
 	d := videoDelay
 	if job.Type != "video" {
-		d = imageDelay
-		if !job.CreatedAt.IsZero() {
-			now := time.Now()
-			if e.client.Now != nil {
-				now = e.client.Now()
-			}
-			d = min(imageDelay, max(firstImagePoll, now.Sub(job.CreatedAt)))
-		}
+		d = e.client.AgeDelay(job.CreatedAt, firstImagePoll, imageDelay)
 	}
 	return min(d+time.Duration(max(queuePosition, 0))*time.Second, max(maxDelay, d))
 }

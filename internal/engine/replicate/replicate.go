@@ -217,14 +217,7 @@ func (e *Engine) delay(job gengate.Job) time.Duration {
 	if job.Type == "video" {
 		return videoDelay
 	}
-	if job.CreatedAt.IsZero() {
-		return imageDelay
-	}
-	now := time.Now()
-	if e.client.Now != nil {
-		now = e.client.Now()
-	}
-	return min(imageDelay, max(firstImagePoll, now.Sub(job.CreatedAt)))
+	return e.client.AgeDelay(job.CreatedAt, firstImagePoll, imageDelay)
 }
 
 // outputURLs reads a prediction's output: a URL or a list of URLs (other

@@ -257,6 +257,17 @@ func (c *Client) answerError(status int, hdr http.Header, body []byte, submit bo
 	return e
 }
 
+// AgeDelay is the wait before the next status read of a job accepted at
+// created, for providers polled on the job's age: the age so far (so the
+// waits double), at least first and at most ceiling; ceiling when the age
+// is unknown (created is zero).
+func (c *Client) AgeDelay(created time.Time, first, ceiling time.Duration) time.Duration {
+	if created.IsZero() {
+		return ceiling
+	}
+	return min(ceiling, max(first, c.now().Sub(created)))
+}
+
 func (c *Client) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
