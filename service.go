@@ -277,7 +277,8 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 		}
 		return &Outcome{Task: res.Task, Balance: res.Balance, Replayed: true}, nil
 	}
-	s.log().InfoContext(ctx, "task created", "jobId", t.ID, "model", t.ModelID, "cost", t.Cost, "status", t.Status)
+	LogInfo(ctx, s.log(), "task created", slog.String("jobId", t.ID), slog.String("model", t.ModelID), slog.Int("cost", t.Cost),
+		slog.String("status", string(t.Status)))
 	s.Events.Kick()
 	return &Outcome{Task: res.Task, Balance: res.Balance}, nil
 }

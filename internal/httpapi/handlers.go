@@ -185,7 +185,7 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 		url := statusURL(t)
 		w.Header().Set("Location", url)
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter(t)))
-		writeJSON(w, http.StatusAccepted, map[string]any{"jobId": t.ID, "status": t.Status.Public(), "statusUrl": url})
+		writeJSON(w, http.StatusAccepted, accepted{JobID: t.ID, Status: t.Status.Public(), StatusURL: url})
 	case t.Status == gengate.StatusNeedsReview:
 		writeError(w, r, a.log, &gengate.Error{Code: gengate.ENeedsReview,
 			Message: reviewMessage,
@@ -201,6 +201,14 @@ func (a *api) writeOutcome(w http.ResponseWriter, r *http.Request, o *gengate.Ou
 		writeProblem(w, r, failureStatus(t), &gengate.Error{Code: gengate.EFailed, Message: "the generation failed: " + t.ErrorMessage,
 			Extra: extra})
 	}
+}
+
+// accepted is the answer for an unfinished task (202): the same members,
+// in the same (sorted) order, as a map would give, without the map.
+type accepted struct {
+	JobID     string `json:"jobId"`
+	Status    string `json:"status"`
+	StatusURL string `json:"statusUrl"`
 }
 
 // reviewMessage is what the spec tells a caller whose task is in review.

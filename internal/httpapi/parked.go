@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -198,8 +199,8 @@ func (p *parked) answer(o *gengate.Outcome) {
 	// answer sees its call there.
 	took := time.Since(p.start)
 	p.a.metrics.observe(p.pattern, res.status, took)
-	p.a.log.InfoContext(r.Context(), "request", "requestId", p.id, "method", p.method, "path", p.path,
-		"status", res.status, "ms", took.Milliseconds(), "parked", true)
+	gengate.LogInfo(r.Context(), p.a.log, "request", slog.String("requestId", p.id), slog.String("method", p.method),
+		slog.String("path", p.path), slog.Int("status", res.status), slog.Int64("ms", took.Milliseconds()), slog.Bool("parked", true))
 	_ = p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 	err := resp.Write(p.conn)
 	if cw := closeWriter(p.conn); cw != nil && err == nil && cw.CloseWrite() == nil {

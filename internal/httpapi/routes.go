@@ -180,8 +180,8 @@ func (a *api) requestID(next http.Handler) http.Handler {
 		took := time.Since(rec.start)
 		// The mux has set r.Pattern to the route that matched.
 		a.metrics.observe(r.Pattern, rec.status, took)
-		a.log.InfoContext(r.Context(), "request", "requestId", id, "method", r.Method, "path", logPath(r),
-			"status", rec.status, "ms", took.Milliseconds())
+		gengate.LogInfo(r.Context(), a.log, "request", slog.String("requestId", id), slog.String("method", r.Method),
+			slog.String("path", logPath(r)), slog.Int("status", rec.status), slog.Int64("ms", took.Milliseconds()))
 	})
 }
 
