@@ -47,11 +47,24 @@ import (
 // its stored forms, computed by the caller. The writer sets created and
 // balance when it made the task with others of its batch.
 type groupCreate struct {
-	t                                 *gengate.Task
-	options, inputs, route, inputURLs string
+	t *gengate.Task
+	// The rows' parameters, made by the caller's goroutine: the writer
+	// only copies them into its INSERTs.
+	taskArgs, ledgerArgs []any
 
 	created bool // made by the group (else the job's fn made it, or refused it)
 	balance int  // the account's balance after this task's charge
+}
+
+// newGroupCreate is the creation of t (with the stored forms of its
+// options, inputs, route and input URLs), its rows' parameters made.
+func newGroupCreate(t *gengate.Task, options, inputs, route, inputURLs string) *groupCreate {
+	return &groupCreate{t: t,
+		taskArgs: []any{t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, inputs, t.Cost,
+			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
+			route, t.KeyID, inputURLs},
+		ledgerArgs: []any{t.AccountID, t.ID, gengate.LedgerCharge, -t.Cost, t.ModelID, ms(t.CreatedAt)},
+	}
 }
 
 // maxInsertRows bounds the rows of one multi-row INSERT; groups are sent in
@@ -201,11 +214,8 @@ func runCreates(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int)
 		ledgerArgs := make([]any, 0, n*ledgerInsertCols)
 		for _, i := range rest[:n] {
 			c := batch[i].create
-			t := c.t
-			taskArgs = append(taskArgs, t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, c.options, c.inputs, t.Cost,
-				nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-				c.route, t.KeyID, c.inputURLs)
-			ledgerArgs = append(ledgerArgs, t.AccountID, t.ID, gengate.LedgerCharge, -t.Cost, t.ModelID, ms(t.CreatedAt))
+			taskArgs = append(taskArgs, c.taskArgs...)
+			ledgerArgs = append(ledgerArgs, c.ledgerArgs...)
 		}
 		if _, err := tx.ExecContext(ctx, taskInserts[n], taskArgs...); err != nil {
 			return accepted, err

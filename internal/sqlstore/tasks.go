@@ -240,7 +240,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	if s.w != nil && t.WebhookURL == "" && t.Status != gengate.StatusNeedsReview {
 		// On SQLite the writer makes it with the other plain creations of
 		// its batch, or alone (createbatch.go).
-		c := &groupCreate{t: t, options: options, inputs: string(inputs), route: route, inputURLs: inputURLs}
+		c := newGroupCreate(t, options, string(inputs), route, inputURLs)
 		err = s.w.doCreate(ctx, c, alone)
 		if err == nil && c.created {
 			res = gengate.CreateResult{Task: t, Balance: c.balance}
