@@ -333,10 +333,8 @@ func (s *DB) findTaskByKey(ctx context.Context, q querier, accountID, key string
 
 // ClaimTask leases a due task (or the task with id) to a fresh claim. The
 // task with id is taken from a worker that holds it waiting for its next
-// step (gengate.StepKeeper: not yet due, leased until its due time plus a
-// whole lease, which only KeepStep writes), never from a claim running a
-// step: one due, or one taken by id ahead of its due time (a cancel, a
-// nudge), whose lease ends before its due time plus a lease.
+// step (gengate.StepKeeper: leased, not yet due), never from one running a
+// step (leased and due).
 func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*gengate.Task, error) {
 	if id == "" {
 		tasks, err := s.ClaimTasks(ctx, owner, now, lease, 1)
@@ -350,8 +348,8 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
 		var err error
 		t, err = scanTask(q.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-			WHERE id = $4 AND status IN `+active+` AND (lease_until < $3 OR (run_at > $3 AND lease_until >= run_at + $5)) RETURNING `+taskColumns,
-			token, ms(now.Add(lease)), ms(now), id, lease.Milliseconds()))
+			WHERE id = $4 AND status IN `+active+` AND (lease_until < $3 OR run_at > $3) RETURNING `+taskColumns,
+			token, ms(now.Add(lease)), ms(now), id))
 		if errors.Is(err, sql.ErrNoRows) {
 			t, err = nil, nil
 		}
