@@ -48,7 +48,7 @@ type Config struct {
 	// this process's workers hold leased in memory to run it without a
 	// claim (internal/worker, holder); 0 holds none.
 	HeldTasks int
-	TaskLease time.Duration
+	TaskLease    time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt.
 	WebhookTimeout time.Duration
 	// WebhookKey seals webhook signing secrets (webhookkey.go);
