@@ -25,11 +25,6 @@ import (
 // (docs/benchmarks.md).
 const defaultWorkers = 64
 
-// defaultHeldTasks is serve's default --held-tasks: four times the default
-// --workers, enough for the polls a full set of step slots leaves waiting
-// at fal's quarter-second first poll.
-const defaultHeldTasks = 4 * defaultWorkers
-
 // Config is every setting of gengate serve. Each flag falls back to an
 // environment variable GENGATE_<NAME> (dashes as underscores).
 type Config struct {
@@ -44,10 +39,6 @@ type Config struct {
 	Role         string
 	Prices       string
 	Workers      int
-	// HeldTasks bounds the tasks whose next step (a poll of upstream work)
-	// this process's workers hold leased in memory to run it without a
-	// claim (internal/worker, holder); 0 holds none.
-	HeldTasks int
 	TaskLease    time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt.
 	WebhookTimeout time.Duration
@@ -154,8 +145,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--role must be all, api or worker, not %q", c.Role)
 	case c.Workers < 1:
 		return errors.New("--workers must be ≥ 1")
-	case c.HeldTasks < 0:
-		return errors.New("--held-tasks must be ≥ 0")
 	case c.ShutdownGrace < 0:
 		return errors.New("--shutdown-grace must be ≥ 0")
 	case c.ProviderCheck < 0:
@@ -321,7 +310,6 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
 		f.integer(&c.Workers, "workers", defaultWorkers, "task steps run at once by this process"),
-		f.integer(&c.HeldTasks, "held-tasks", defaultHeldTasks, "tasks waiting for their next poll that this process's workers keep leased in memory, to poll them without a claim (0: none)"),
 		f.integer(&c.S3PartBuffers, "s3-part-buffers", blob.DefaultPartBuffers, "outputs stored to S3 storage at once, each holding one 8 MiB part buffer (memory at most this × 8 MiB whatever --workers is); more wait their turn"),
 		f.dur(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "longest one webhook delivery attempt may take (connect, send, answer)"),
 		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),

@@ -159,7 +159,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Hold: heldTasks(cfg.HeldTasks), Grace: cfg.ShutdownGrace}, log)
+			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Grace: cfg.ShutdownGrace}, log)
 		}()
 		wg.Add(1)
 		webhookLease := cfg.WebhookLease
@@ -321,12 +321,4 @@ func parseDelays(s string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-// heldTasks is worker.Config.Hold for --held-tasks (0: none).
-func heldTasks(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }

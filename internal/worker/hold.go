@@ -10,7 +10,7 @@ import (
 // holder keeps the tasks whose step kept their lease (gengate.StepKeeper,
 // Task.Kept) until their next step is due, so that this process runs that
 // step itself without a claim: one commit less per poll of upstream work.
-// It holds at most max tasks (Config.Hold), counting the steps running with an offer to
+// It holds at most max tasks, counting the steps running with an offer to
 // keep theirs (Task.Keep); a step offered none releases its task as
 // before. A held task whose process dies is claimed by any worker once
 // its lease (next run plus the lease length) runs out.

@@ -36,10 +36,6 @@ type Config struct {
 	Concurrency  int           // steps run at once (default 4)
 	PollInterval time.Duration // longest an idle claimer waits before it looks for due steps (default 250ms)
 	PurgeEvery   time.Duration // default 1h
-	// Hold bounds the tasks held leased in memory between two steps, to
-	// run the next without a claim (holder; default 4 × Concurrency;
-	// negative: none). Beyond it a step releases its task as before.
-	Hold int
 	// Grace is how long steps already running may go on once ctx ends
 	// (default 30s); then their contexts are cancelled and their tasks
 	// handed back to the other workers.
@@ -85,10 +81,7 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 		defer wg.Done()
 		purge(ctx, r, cfg.PurgeEvery, log)
 	}()
-	if cfg.Hold == 0 {
-		cfg.Hold = 4 * cfg.Concurrency
-	}
-	h := newHolder(max(cfg.Hold, 0))
+	h := newHolder(cfg.Concurrency)
 	claimer(ctx, steps, r, events, cfg, log, &wg, h)
 	// The tasks held for their next step are handed back, due as they
 	// are, rather than left to their leases; a step still running that
@@ -107,7 +100,7 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 // says so. A wake-up from Events, the timer or a freed slot only makes it
 // look.
 //
-// A step offered to keep its task (holder, at most cfg.Hold held)
+// A step offered to keep its task (holder, at most cfg.Concurrency held)
 // leaves it leased to this process until its next step is due; the
 // claimer then runs that step, before any claim, in the next idle slot.
 func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup, h *holder) {
