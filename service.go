@@ -573,7 +573,6 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 	// its grace period ends. The step's own records are written regardless.
 	engCtx := ctx
 	ctx = context.WithoutCancel(ctx)
-	t.Kept = false
 	defer s.holdLease(ctx, t)()
 	eng, ok := s.Engines[t.Engine]
 	if !ok {
@@ -827,27 +826,6 @@ func (s *Service) progress(ctx context.Context, t *Task, p Progress) error {
 	}
 	s.saveReport(ctx, t, p.Report) // progress.go
 	t.RunAt = s.now().Add(max(p.RetryAfter, s.pollInterval(t)))
-	if k, ok := s.Store.(StepKeeper); ok && t.Keep && t.RunAt.Sub(s.now()) <= s.lease()/2 {
-		// The worker offered to hold the task: keep the lease until the
-		// next poll is due plus a lease, and the worker polls it then
-		// without a claim (StepKeeper). Only a wait of at most half a
-		// lease: a renewal of the step's lease (holdLease) racing this
-		// write still leaves the lease past the next poll's due time.
-		if err := k.KeepStep(ctx, t, t.RunAt.Add(s.lease())); err != nil {
-			return err
-		}
-		t.Kept = true
-		return nil
-	}
-	return s.Store.SaveStep(ctx, t, true)
-}
-
-// Release gives back the lease of a task a worker holds (Task.Kept), its
-// next step due as the task says, for any worker to claim: a worker
-// shutting down releases the tasks it holds rather than leave them to
-// their lease.
-func (s *Service) Release(ctx context.Context, t *Task) error {
-	t.Kept = false
 	return s.Store.SaveStep(ctx, t, true)
 }
 

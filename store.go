@@ -127,19 +127,6 @@ type StepClaimer interface {
 	ClaimSteps(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Task, error)
 }
 
-// StepKeeper is an optional Store ability the workers use when the store
-// has it: KeepStep is SaveStep that keeps the claim's lease, renewed to
-// until, instead of releasing it, so that the worker that ran the step
-// runs the task's next step itself when it is due (a poll of upstream
-// work), without a claim of its own: one commit less on each poll. If the
-// process dies the lease runs out and any worker claims the task as
-// usual. A cancel or a nudge (Advance) takes a task held this way, its
-// next step not yet due, without waiting for the lease (ClaimTask by id);
-// the holder's own step is then fenced as any superseded claim's.
-type StepKeeper interface {
-	KeepStep(ctx context.Context, t *Task, until time.Time) error
-}
-
 // CreateResult is what CreateTask did.
 type CreateResult struct {
 	Task     *Task

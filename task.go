@@ -95,11 +95,6 @@ type Task struct {
 	// submit, while Status still says queued, as the task was before the
 	// claim: the submit step need not write the checkpoint again.
 	Checkpointed bool
-	// Keep, set by the worker before a step, offers to hold the task in
-	// the worker's memory after it (StepKeeper); Kept says the step did
-	// so: the task's lease is still this claim's, until RunAt plus the
-	// lease length, and the worker runs its next step at RunAt.
-	Keep, Kept bool
 	// RunAt is when the next step is due.
 	RunAt       time.Time
 	CreatedAt   time.Time

@@ -331,10 +331,7 @@ func (s *DB) findTaskByKey(ctx context.Context, q querier, accountID, key string
 	return t, err
 }
 
-// ClaimTask leases a due task (or the task with id) to a fresh claim. The
-// task with id is taken from a worker that holds it waiting for its next
-// step (gengate.StepKeeper: leased, not yet due), never from one running a
-// step (leased and due).
+// ClaimTask leases a due task (or the task with id) to a fresh claim.
 func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (*gengate.Task, error) {
 	if id == "" {
 		tasks, err := s.ClaimTasks(ctx, owner, now, lease, 1)
@@ -348,7 +345,7 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
 		var err error
 		t, err = scanTask(q.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-			WHERE id = $4 AND status IN `+active+` AND (lease_until < $3 OR run_at > $3) RETURNING `+taskColumns,
+			WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
 			token, ms(now.Add(lease)), ms(now), id))
 		if errors.Is(err, sql.ErrNoRows) {
 			t, err = nil, nil
@@ -541,7 +538,7 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 	// One statement: on PostgreSQL it runs alone on the pool (one round
 	// trip, not BEGIN, UPDATE and COMMIT); on SQLite in the writer's batch.
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
-		return s.update(ctx, q, t, release, 0)
+		return s.update(ctx, q, t, release)
 	})
 	if err == nil && release && s.work != nil && !t.RunAt.After(time.Now().Add(soonDue)) {
 		// After the commit (pgnotify.go); a step due later is found by
@@ -551,20 +548,7 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 	return err
 }
 
-// KeepStep records an active task's progress and keeps its lease, renewed
-// to until (gengate.StepKeeper).
-func (s *DB) KeepStep(ctx context.Context, t *gengate.Task, until time.Time) error {
-	if t.LeaseToken == "" {
-		return gengate.Errorf(gengate.EConflict, "task %s is not held by a claim", t.ID)
-	}
-	return s.write(ctx, func(ctx context.Context, q dbtx) error {
-		return s.update(ctx, q, t, false, ms(until))
-	})
-}
-
-// update writes the task's step under its lease: released, kept until
-// keepUntil (when not zero), or left as it is.
-func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release bool, keepUntil int64) error {
+func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release bool) error {
 	guard, guardArgs := leaseGuard(t)
 	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason,
 		ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts, t.Engine, encodeRoute(t.Route)}
@@ -573,12 +557,7 @@ func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release boo
 	if release {
 		set += `, lease_token = '', lease_until = 0`
 	}
-	args = append(args, guardArgs...)
-	if keepUntil != 0 && !release {
-		set += `, lease_until = $15`
-		args = append(args, keepUntil)
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE tasks SET `+set+` WHERE id = $10 AND `+guard, args...)
+	res, err := tx.ExecContext(ctx, `UPDATE tasks SET `+set+` WHERE id = $10 AND `+guard, append(args, guardArgs...)...)
 	if err != nil {
 		return err
 	}
@@ -592,7 +571,7 @@ func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release boo
 // creations or its refund, in one transaction.
 func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error {
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.update(ctx, tx, t, true, 0); err != nil {
+		if err := s.update(ctx, tx, t, true); err != nil {
 			return err
 		}
 		for _, c := range t.Outputs {

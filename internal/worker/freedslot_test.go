@@ -80,5 +80,3 @@ func TestClaimerLooksWhenASlotFrees(t *testing.T) {
 		t.Fatalf("the step due after the first was not claimed (%d claimed, %d steps run)", claimed, steps)
 	}
 }
-
-func (r *laterRunner) Release(context.Context, *gengate.Task) error { return nil }

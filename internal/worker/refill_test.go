@@ -94,5 +94,3 @@ func TestClaimRefillsFreedSlotsAtOnce(t *testing.T) {
 	}
 	t.Logf("claim limits: %v", r.limits)
 }
-
-func (r *waveRunner) Release(context.Context, *gengate.Task) error { return nil }

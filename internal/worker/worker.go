@@ -26,8 +26,6 @@ type Runner interface {
 	NextDue(ctx context.Context) (time.Duration, bool, error)
 	// Step runs one step of a claimed task.
 	Step(ctx context.Context, t *gengate.Task) error
-	// Release gives back the lease of a task a step kept (Task.Kept).
-	Release(ctx context.Context, t *gengate.Task) error
 	Purge(ctx context.Context) (int, error)
 }
 
@@ -81,14 +79,7 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 		defer wg.Done()
 		purge(ctx, r, cfg.PurgeEvery, log)
 	}()
-	h := newHolder(cfg.Concurrency)
-	claimer(ctx, steps, r, events, cfg, log, &wg, h)
-	// The tasks held for their next step are handed back, due as they
-	// are, rather than left to their leases; a step still running that
-	// keeps its task releases it when it ends (the holder is closed).
-	for _, t := range h.close() {
-		release(steps, r, t, log)
-	}
+	claimer(ctx, steps, r, events, cfg, log, &wg)
 	wg.Wait()
 }
 
@@ -99,21 +90,13 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 // filled every idle slot (more may be waiting), or when a read (NextDue)
 // says so. A wake-up from Events, the timer or a freed slot only makes it
 // look.
-//
-// A step offered to keep its task (holder, at most cfg.Concurrency held)
-// leaves it leased to this process until its next step is due; the
-// claimer then runs that step, before any claim, in the next idle slot.
-func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup, h *holder) {
+func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup) {
 	idle := cfg.Concurrency
 	done := make(chan struct{}, cfg.Concurrency)
 	timer := time.NewTimer(cfg.PollInterval)
 	defer timer.Stop()
 	claim, look := false, true
 	for ctx.Err() == nil {
-		for _, t := range h.takeDue(idle) {
-			idle--
-			start(steps, ctx, r, t, log, wg, h, done)
-		}
 		if idle > 0 && (claim || look) {
 			look = false
 			if !claim {
@@ -143,7 +126,12 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 				look = err == nil && !claim
 				for _, t := range tasks {
 					idle--
-					start(steps, ctx, r, t, log, wg, h, done)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						step(steps, ctx, r, t, log)
+						done <- struct{}{}
+					}()
 				}
 			}
 		}
@@ -171,33 +159,10 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 			look = true
 		case <-events.Work():
 			look = true
-		case <-h.wake: // a held task is due: taken at the loop's top
 		case <-timer.C:
 			look = true
 			timer.Reset(cfg.PollInterval)
 		}
-	}
-}
-
-// start runs one step of t in a goroutine of its own, offering it to keep
-// its task (h); done is told when it ends.
-func start(steps, ctx context.Context, r Runner, t *gengate.Task, log *slog.Logger, wg *sync.WaitGroup, h *holder, done chan<- struct{}) {
-	t.Keep = h.offer()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		step(steps, ctx, r, t, log)
-		if t.Keep && !h.done(t) {
-			release(steps, r, t, log)
-		}
-		done <- struct{}{}
-	}()
-}
-
-// release hands back a task this process holds (shutdown).
-func release(ctx context.Context, r Runner, t *gengate.Task, log *slog.Logger) {
-	if err := r.Release(ctx, t); err != nil && gengate.ErrorCode(err) != gengate.EConflict {
-		log.Error("release held task", "jobId", t.ID, "err", err)
 	}
 }
 

@@ -76,5 +76,3 @@ func TestGrace(t *testing.T) {
 		t.Errorf("a step past the grace period saw %v, want context.Canceled", err)
 	}
 }
-
-func (r *stepRunner) Release(context.Context, *gengate.Task) error { return nil }
