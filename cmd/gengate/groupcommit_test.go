@@ -52,6 +52,7 @@ func groupCommitKillStorm(t *testing.T, dialect string) {
 		idemKey string
 		body    map[string]any
 		jobID   string // the 202's jobId; "" when no answer came
+		refused bool   // answered 503 OVERLOADED: refused before anything was written
 	}
 	var (
 		mu   sync.Mutex
@@ -79,6 +80,15 @@ func groupCommitKillStorm(t *testing.T, dialect string) {
 						map[string]string{"Prefer": "respond-async", "Idempotency-Key": s.idemKey})
 					if err != nil {
 						return // the server is gone: this one got no answer
+					}
+					if r.status == http.StatusServiceUnavailable && r.str("code") == "OVERLOADED" {
+						// Pressure on the database's connections (a busy
+						// machine): refused before anything is written,
+						// which the check below holds it to.
+						mu.Lock()
+						s.refused = true
+						mu.Unlock()
+						continue
 					}
 					if r.status != http.StatusAccepted {
 						t.Errorf("submission %s: %d %s", s.idemKey, r.status, r.body)
@@ -121,6 +131,16 @@ func groupCommitKillStorm(t *testing.T, dialect string) {
 			}
 			continue
 		}
+		if s.refused {
+			// A 503 is sent before anything is written.
+			if err == nil {
+				t.Fatalf("submission %s was refused 503, yet its task %s exists", s.idemKey, task.ID)
+			}
+			if gengate.ErrorCode(err) != gengate.ENotFound {
+				t.Fatal(err)
+			}
+			continue
+		}
 		switch gengate.ErrorCode(err) {
 		case "":
 			cutCommitted++
@@ -143,6 +163,10 @@ func groupCommitKillStorm(t *testing.T, dialect string) {
 		}
 		r := mustAPI(t, p.base, "POST", "/api/v1/generate", key, s.body,
 			map[string]string{"Prefer": "respond-async", "Idempotency-Key": s.idemKey})
+		for r.status == http.StatusServiceUnavailable { // retried as a client would, until answered
+			r = mustAPI(t, p.base, "POST", "/api/v1/generate", key, s.body,
+				map[string]string{"Prefer": "respond-async", "Idempotency-Key": s.idemKey})
+		}
 		if r.status != http.StatusAccepted && r.status != http.StatusOK {
 			t.Fatalf("retry of %s: %d %s", s.idemKey, r.status, r.body)
 		}
