@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -197,10 +196,7 @@ func (p *parked) answer(o *gengate.Outcome) {
 	// middleware would have done by the time its client reads the end of
 	// the answer: a client that reads /metrics or the log right after its
 	// answer sees its call there.
-	took := time.Since(p.start)
-	p.a.metrics.observe(p.pattern, res.status, took)
-	gengate.LogInfo(r.Context(), p.a.log, "request", slog.String("requestId", p.id), slog.String("method", p.method),
-		slog.String("path", p.path), slog.Int("status", res.status), slog.Int64("ms", took.Milliseconds()), slog.Bool("parked", true))
+	p.a.finished(r.Context(), p.pattern, p.id, p.method, p.path, res.status, time.Since(p.start), true)
 	_ = p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 	err := resp.Write(p.conn)
 	if cw := closeWriter(p.conn); cw != nil && err == nil && cw.CloseWrite() == nil {

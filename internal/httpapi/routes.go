@@ -177,12 +177,24 @@ func (a *api) requestID(next http.Handler) http.Handler {
 		if rec.parked {
 			return // its answer is logged and counted when it is written (parked.go)
 		}
-		took := time.Since(rec.start)
 		// The mux has set r.Pattern to the route that matched.
-		a.metrics.observe(r.Pattern, rec.status, took)
-		gengate.LogInfo(r.Context(), a.log, "request", slog.String("requestId", id), slog.String("method", r.Method),
-			slog.String("path", logPath(r)), slog.Int("status", rec.status), slog.Int64("ms", took.Milliseconds()))
+		a.finished(r.Context(), r.Pattern, id, r.Method, logPath(r), rec.status, time.Since(rec.start), false)
 	})
+}
+
+// finished counts a call's answer in /metrics and writes its request line
+// (parked calls are marked so): for the middleware above and for a parked
+// call's answer (parked.go).
+func (a *api) finished(ctx context.Context, pattern, id, method, path string, status int, took time.Duration, parked bool) {
+	a.metrics.observe(pattern, status, took)
+	attrs := [6]slog.Attr{slog.String("requestId", id), slog.String("method", method), slog.String("path", path),
+		slog.Int("status", status), slog.Int64("ms", took.Milliseconds())}
+	n := 5
+	if parked {
+		attrs[n] = slog.Bool("parked", true)
+		n++
+	}
+	gengate.LogInfo(ctx, a.log, "request", attrs[:n]...)
 }
 
 type statusRecorder struct {
