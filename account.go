@@ -109,6 +109,11 @@ func NewID() string {
 	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
+	return uuidString(b)
+}
+
+// uuidString is the text form of a UUID: 8-4-4-4-12 lower-case hex digits.
+func uuidString(b [16]byte) string {
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -2,7 +2,6 @@ package gengate
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"time"
 )
 
@@ -26,6 +25,5 @@ func NewTaskID(now time.Time) string {
 	}
 	b[6] = b[6]&0x0f | 0x70
 	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	return uuidString(b)
 }
