@@ -60,11 +60,17 @@ type groupCreate struct {
 // options, inputs, route and input URLs), its rows' parameters made.
 func newGroupCreate(t *gengate.Task, options, inputs, route, inputURLs string) *groupCreate {
 	return &groupCreate{t: t,
-		taskArgs: []any{t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, inputs, t.Cost,
-			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-			route, t.KeyID, inputURLs},
+		taskArgs:   taskInsertArgs(t, options, inputs, route, inputURLs),
 		ledgerArgs: []any{t.AccountID, t.ID, gengate.LedgerCharge, -t.Cost, t.ModelID, ms(t.CreatedAt)},
 	}
+}
+
+// taskInsertArgs is a new task's row for the columns of the tasks INSERT
+// (CreateTask's and taskInserts'), in their order.
+func taskInsertArgs(t *gengate.Task, options, inputs, route, inputURLs string) []any {
+	return []any{t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, inputs, t.Cost,
+		nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
+		route, t.KeyID, inputURLs}
 }
 
 // maxInsertRows bounds the rows of one multi-row INSERT; groups are sent in

@@ -215,9 +215,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
 			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-			t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, string(inputs), t.Cost,
-			nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-			route, t.KeyID, inputURLs)
+			taskInsertArgs(t, options, string(inputs), route, inputURLs)...)
 		if err != nil {
 			return err
 		}
