@@ -223,3 +223,36 @@ func (s *DB) SetSQLiteBatchWait(tb testing.TB, d time.Duration) {
 		tb.Fatal(err)
 	}
 }
+
+// StatusPlans returns SQLite's plans (EXPLAIN QUERY PLAN, one line per
+// node) of the queries by status: CountTasks', ListTasks' for each
+// status given, and ListReview's with a cursor.
+func (s *DB) StatusPlans(ctx context.Context, statuses ...gengate.Status) (map[string]string, error) {
+	queries := map[string][]any{
+		"CountTasks": {s.countTasksQuery()},
+		"ListReview": {listReviewQuery(` AND (created_at > $1 OR (created_at = $1 AND id > $2))`, 3), int64(0), "", 10},
+	}
+	for _, st := range statuses {
+		queries["ListTasks "+string(st)] = []any{listTasksQuery(st), string(st), 10}
+	}
+	plans := map[string]string{}
+	for name, q := range queries {
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q[0].(string), q[1:]...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		var lines []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			lines = append(lines, detail)
+		}
+		rows.Close()
+		plans[name] = strings.Join(lines, "\n")
+	}
+	return plans, nil
+}

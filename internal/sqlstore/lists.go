@@ -123,6 +123,7 @@ func (s *DB) ListAccountTasks(ctx context.Context, accountID string, f gengate.T
 }
 
 // ListReview returns tasks in needs_review, oldest first, after the cursor.
+// The status NOT IN term lets SQLite use tasks_status (statusTerm).
 func (s *DB) ListReview(ctx context.Context, after gengate.TaskCursor, limit int) ([]*gengate.Task, error) {
 	where, args := "", []any{}
 	if after.ID != "" {
@@ -130,8 +131,14 @@ func (s *DB) ListReview(ctx context.Context, after gengate.TaskCursor, limit int
 		args = append(args, ms(after.CreatedAt), after.ID)
 	}
 	args = append(args, limit)
-	return s.queryTasks(ctx, `SELECT `+taskColumns+` FROM tasks WHERE status = 'needs_review'`+where+
-		` ORDER BY created_at, id LIMIT $`+strconv.Itoa(len(args)), args...)
+	return s.queryTasks(ctx, listReviewQuery(where, len(args)), args...)
+}
+
+// listReviewQuery is ListReview's query, with where (the cursor's
+// condition) and its limit in parameter n.
+func listReviewQuery(where string, n int) string {
+	return `SELECT ` + taskColumns + ` FROM tasks WHERE status = 'needs_review' AND status NOT IN ` + active + where +
+		` ORDER BY created_at, id LIMIT $` + strconv.Itoa(n)
 }
 
 func (s *DB) queryTasks(ctx context.Context, query string, args ...any) ([]*gengate.Task, error) {

@@ -603,7 +603,7 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 
 // ListTasks returns tasks in a status, oldest first.
 func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([]*gengate.Task, error) {
-	rows, err := s.reader().QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE status = $1 ORDER BY created_at LIMIT $2`, status, limit)
+	rows, err := s.reader().QueryContext(ctx, listTasksQuery(status), status, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -631,9 +631,38 @@ func (s *DB) PurgeTasks(ctx context.Context, completedBefore time.Time) (int, er
 	return int(n), err
 }
 
+// listTasksQuery is ListTasks' query of the tasks in status ($1).
+func listTasksQuery(status gengate.Status) string {
+	return `SELECT ` + taskColumns + ` FROM tasks WHERE status = $1 AND ` + statusTerm(status) + ` ORDER BY created_at LIMIT $2`
+}
+
+// statusTerm is the condition that a task in status is, or is not, in
+// the active states. On SQLite tasks_status holds only the tasks out of
+// them (migration 00014), and its planner uses a partial index only for a
+// query whose WHERE holds the index's own condition: a query by status
+// adds this term.
+func statusTerm(status gengate.Status) string {
+	if status.Active() {
+		return `status IN ` + active
+	}
+	return `status NOT IN ` + active
+}
+
+// countTasksQuery is CountTasks' query. On SQLite the active tasks are
+// counted in tasks_due and the others in tasks_status, each index holding
+// only its own (migration 00014).
+func (s *DB) countTasksQuery() string {
+	if s.postgres {
+		return `SELECT status, COUNT(*) FROM tasks GROUP BY status`
+	}
+	return `SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` GROUP BY status
+		UNION ALL
+		SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_status WHERE status NOT IN ` + active + ` GROUP BY status`
+}
+
 // CountTasks returns the number of task records in each status.
 func (s *DB) CountTasks(ctx context.Context) (map[gengate.Status]int, error) {
-	rows, err := s.reader().QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
+	rows, err := s.reader().QueryContext(ctx, s.countTasksQuery())
 	if err != nil {
 		return nil, err
 	}
