@@ -150,7 +150,9 @@ func (p prefer) waitFor(syncWait time.Duration) (time.Duration, string) {
 		if p.wait <= int(syncWait/time.Second) { // compared in seconds: no overflow
 			wait = time.Duration(p.wait) * time.Second
 		}
-		return wait, "wait=" + strconv.Itoa(int(wait/time.Second))
+		// Whole seconds, rounded up: a sub-second limit waits, and
+		// "wait=0" would say it did not.
+		return wait, "wait=" + strconv.Itoa(int((wait+time.Second-1)/time.Second))
 	}
 	return syncWait, ""
 }

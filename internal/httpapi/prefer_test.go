@@ -24,6 +24,10 @@ func TestPreferWaitFor(t *testing.T) {
 		{[]string{"wait=0"}, 3 * time.Minute, 0, "wait=0"},
 		// A sub-second sync limit is 0 whole seconds: wait=0 is not longer.
 		{[]string{"wait=0"}, 900 * time.Millisecond, 0, "wait=0"},
+		// Capped at a sub-second limit: the header rounds the wait up to
+		// the whole second it runs into, never to "wait=0", which would say
+		// the call did not wait.
+		{[]string{"wait=100"}, 900 * time.Millisecond, 900 * time.Millisecond, "wait=1"},
 		{[]string{"wait=5"}, 3 * time.Minute, 5 * time.Second, "wait=5"},
 		{[]string{`wait="5"`}, 3 * time.Minute, 5 * time.Second, "wait=5"},
 		{[]string{"wait=180"}, 3 * time.Minute, 3 * time.Minute, "wait=180"},
