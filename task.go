@@ -131,4 +131,7 @@ const (
 	ReviewOutcomeUnknown = "submission_outcome_unknown"
 	ReviewCheckFailing   = "upstream_check_failing"
 	ReviewOutputsLost    = "outputs_not_stored"
+	// ReviewUnreadable: a claimed task's stored row could not be decoded
+	// (its options, inputs or route), so no step can run it.
+	ReviewUnreadable = "stored_task_unreadable"
 )

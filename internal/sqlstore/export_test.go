@@ -256,3 +256,15 @@ func (s *DB) StatusPlans(ctx context.Context, statuses ...gengate.Status) (map[s
 	}
 	return plans, nil
 }
+
+// CloseReaders closes SQLite's read pool, so that every read fails.
+func (s *DB) CloseReaders() { s.read.Close() }
+
+// WriterWork returns the SQLite writer's batches, the writes in them and
+// the time it spent running them (zero on PostgreSQL).
+func (s *DB) WriterWork() (batches, jobs int64, busy time.Duration) {
+	if s.w == nil {
+		return 0, 0, 0
+	}
+	return s.w.batches.Load(), s.w.writes.Load(), time.Duration(s.w.busy.Load())
+}

@@ -99,6 +99,10 @@ type groupWriter struct {
 	// createGroups and createItems count the groups of task creations
 	// made together (createbatch.go) and the tasks they made.
 	createGroups, createItems atomic.Int64
+	// batches, jobs and busy count the batches committed (or failed), the
+	// writes in them and the time spent running them, COMMIT included:
+	// the writer's work, which bounds what SQLite can do.
+	batches, writes, busy atomic.Int64
 
 	// beforeCommit, when set (tests only), runs before each COMMIT; an
 	// error fails the batch as a failed COMMIT would.
@@ -220,7 +224,11 @@ func (w *groupWriter) run() {
 				break fill
 			}
 		}
+		began := time.Now()
 		w.commit(batch)
+		w.busy.Add(int64(time.Since(began)))
+		w.batches.Add(1)
+		w.writes.Add(int64(len(batch)))
 		last, before = len(batch), last
 		if w.ckpt != nil {
 			w.ckpt.committed()

@@ -39,35 +39,56 @@ func scanTasks(rows *sql.Rows) ([]*gengate.Task, error) {
 }
 
 func scanTask(row scanner) (*gengate.Task, error) {
-	t := &gengate.Task{}
-	var options, inputs, route, inputURLs string
-	var fault int
-	var runAt, created, updated, completed int64
-	err := row.Scan(&t.ID, &t.AccountID, &t.ModelID, &t.Type, &t.Status, &t.Prompt, &options, &inputs, &t.Cost,
-		&t.IdempotencyKey, &t.Fingerprint, &t.Engine, &t.UpstreamID, &t.ErrorCode, &t.ErrorMessage, &fault,
-		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed, &route,
-		&t.KeyID, &inputURLs)
+	r, err := scanTaskRow(row)
 	if err != nil {
 		return nil, err
 	}
+	return r.decode()
+}
+
+// taskRow is a task as read from its row, its JSON columns not yet
+// decoded.
+type taskRow struct {
+	t                                 *gengate.Task
+	options, inputs, route, inputURLs string
+}
+
+func scanTaskRow(row scanner) (taskRow, error) {
+	t := &gengate.Task{}
+	r := taskRow{t: t}
+	var fault int
+	var runAt, created, updated, completed int64
+	err := row.Scan(&t.ID, &t.AccountID, &t.ModelID, &t.Type, &t.Status, &t.Prompt, &r.options, &r.inputs, &t.Cost,
+		&t.IdempotencyKey, &t.Fingerprint, &t.Engine, &t.UpstreamID, &t.ErrorCode, &t.ErrorMessage, &fault,
+		&t.ReviewReason, &t.LeaseToken, &t.Attempts, &runAt, &created, &updated, &completed, &r.route,
+		&t.KeyID, &r.inputURLs)
+	if err != nil {
+		return r, err
+	}
 	t.InputFault = fault != 0
 	t.RunAt, t.CreatedAt, t.UpdatedAt, t.CompletedAt = fromMS(runAt), fromMS(created), fromMS(updated), fromMS(completed)
-	d := json.NewDecoder(strings.NewReader(options))
+	return r, nil
+}
+
+// decode decodes the row's JSON columns into its task.
+func (r taskRow) decode() (*gengate.Task, error) {
+	t := r.t
+	d := json.NewDecoder(strings.NewReader(r.options))
 	d.UseNumber()
 	if err := d.Decode(&t.Options); err != nil {
 		return nil, fmt.Errorf("task %s options: %w", t.ID, err)
 	}
 	normalizeOptions(t.Options)
-	if err := json.Unmarshal([]byte(inputs), &t.Inputs); err != nil {
+	if err := json.Unmarshal([]byte(r.inputs), &t.Inputs); err != nil {
 		return nil, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}
-	if inputURLs != "" {
-		if err := json.Unmarshal([]byte(inputURLs), &t.InputURLs); err != nil {
+	if r.inputURLs != "" {
+		if err := json.Unmarshal([]byte(r.inputURLs), &t.InputURLs); err != nil {
 			return nil, fmt.Errorf("task %s input URLs: %w", t.ID, err)
 		}
 	}
-	if route != "" {
-		if err := json.Unmarshal([]byte(route), &t.Route); err != nil {
+	if r.route != "" {
+		if err := json.Unmarshal([]byte(r.route), &t.Route); err != nil {
 			return nil, fmt.Errorf("task %s route: %w", t.ID, err)
 		}
 	}
@@ -380,40 +401,22 @@ func (s *DB) dueTasks(limit int) string {
 // read and sorted every due task at every claim (TestClaimPlan). The
 // update does not test the status again: the selection's FOR UPDATE has
 // checked its conditions on the newest version of each row it locked,
-// and the lock keeps them true. On SQLite the rows are found by rowid;
-// the one statement holds the write lock from its selection to its
-// update.
+// and the lock keeps them true. It returns the tasks' rows. On SQLite the
+// rows are found by rowid, the one statement holds the write lock from
+// its selection to its update, and it returns only each row's rowid, id
+// and status: the writer reads no more of them (claimread.go).
 func (s *DB) claimDue(token string, until, now int64, limit int) (string, []any) {
 	if s.postgres {
 		return `SELECT ` + taskColumns + ` FROM gengate_claim_tasks($1, $2, $3, $4)`, []any{token, until, now, limit}
 	}
 	return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-		WHERE rowid IN (` + s.dueTasks(limit) + `) RETURNING ` + taskColumns, []any{token, until, now}
+		WHERE rowid IN (` + s.dueTasks(limit) + `) RETURNING rowid, id, status`, []any{token, until, now}
 }
 
 // ClaimTasks leases up to limit due tasks in one statement, earliest due
 // first; see gengate.Store.
 func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*gengate.Task, error) {
-	if limit < 1 {
-		return nil, nil
-	}
-	token := owner + ":" + gengate.NewID()[:8]
-	var out []*gengate.Task
-	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
-		query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
-		rows, err := q.QueryContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		out, err = scanTasks(rows)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	// RETURNING keeps no order.
-	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
-	return out, nil
+	return s.claimTasks(ctx, owner, now, lease, limit, false)
 }
 
 // ClaimSteps claims as ClaimTasks does and, in the same transaction, moves
@@ -422,52 +425,98 @@ func (s *DB) ClaimTasks(ctx context.Context, owner string, now time.Time, lease 
 // own. The tasks keep the status they had before the claim, with
 // Checkpointed set on those moved.
 func (s *DB) ClaimSteps(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*gengate.Task, error) {
+	return s.claimTasks(ctx, owner, now, lease, limit, true)
+}
+
+// claimTasks is ClaimTasks, and ClaimSteps when checkpoint is set. On
+// SQLite the writer only leases (and checkpoints) the rows, and the tasks
+// are read after the commit (claimread.go).
+func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, checkpoint bool) ([]*gengate.Task, error) {
 	if limit < 1 {
 		return nil, nil
 	}
 	token := owner + ":" + gengate.NewID()[:8]
-	var out []*gengate.Task
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
-		rows, err := tx.QueryContext(ctx, query, args...)
+	if !s.postgres {
+		return s.claimThenRead(ctx, token, now, lease, limit, checkpoint)
+	}
+	query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
+	var raw []taskRow
+	claim := func(ctx context.Context, q dbtx) error {
+		raw = raw[:0]
+		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
-		if out, err = scanTasks(rows); err != nil {
-			return err
-		}
-		var queued []string
-		for _, t := range out {
-			if t.Status == gengate.StatusQueued {
-				queued = append(queued, t.ID)
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanTaskRow(rows)
+			if err != nil {
+				return err
 			}
+			raw = append(raw, r)
 		}
-		if len(queued) == 0 {
-			return nil
-		}
-		// The ids as one JSON array: one statement text whatever their
-		// number (the statement cache keeps it prepared).
-		ids, err := json.Marshal(queued)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, s.markSubmitting(), string(ids), token)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != int64(len(queued)) {
-			return fmt.Errorf("claim: %d of %d queued tasks checkpointed: %v", n, len(queued), err)
-		}
-		for _, t := range out {
-			t.Checkpointed = t.Status == gengate.StatusQueued
-		}
-		return nil
-	})
+		return rows.Err()
+	}
+	var err error
+	if !checkpoint {
+		err = s.write(ctx, claim) // one statement: no transaction of its own
+	} else {
+		err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if err := claim(ctx, tx); err != nil {
+				return err
+			}
+			var queued []string
+			for _, r := range raw {
+				if r.t.Status == gengate.StatusQueued {
+					queued = append(queued, r.t.ID)
+				}
+			}
+			return s.checkpointSubmits(ctx, tx, token, queued)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
+	// The JSON columns are decoded after the commit, under the rule of
+	// claimread.go for a row that cannot be.
+	out := make([]*gengate.Task, 0, len(raw))
+	for _, r := range raw {
+		r.t.Checkpointed = checkpoint && r.t.Status == gengate.StatusQueued
+		t, derr := r.decode()
+		if derr != nil {
+			r.t.ErrorMessage = derr.Error()
+			if herr := s.holdUnreadable(ctx, token, r.t, now); herr != nil {
+				err = errors.Join(err, herr)
+			}
+			continue
+		}
+		out = append(out, t)
+	}
+	// RETURNING keeps no order.
 	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
-	return out, nil
+	return out, err
+}
+
+// checkpointSubmits moves the queued tasks with the ids, just claimed with
+// the token in the transaction, to submitting.
+func (s *DB) checkpointSubmits(ctx context.Context, tx *sql.Tx, token string, queued []string) error {
+	if len(queued) == 0 {
+		return nil
+	}
+	// The ids as one JSON array: one statement text whatever their
+	// number (the statement cache keeps it prepared).
+	ids, err := json.Marshal(queued)
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, s.markSubmitting(), string(ids), token)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(queued)) {
+		return fmt.Errorf("claim: %d of %d queued tasks checkpointed: %v", n, len(queued), err)
+	}
+	return nil
 }
 
 // markSubmitting is ClaimSteps' statement that moves the tasks it has
