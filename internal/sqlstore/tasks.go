@@ -249,7 +249,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			}
 		}
 		if t.Status == gengate.StatusNeedsReview { // held at creation (review terms): its event, webhooks.go
-			if err := addWebhookEvent(ctx, tx, t); err != nil {
+			if err := s.addWebhookEvent(ctx, tx, t); err != nil {
 				return err
 			}
 		}
@@ -584,8 +584,9 @@ const soonDue = time.Second
 func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error {
 	// One statement: on PostgreSQL it runs alone on the pool (one round
 	// trip, not BEGIN, UPDATE and COMMIT); on SQLite in the writer's batch.
+	u := newTaskUpdate(t, release)
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
-		return s.update(ctx, q, t, release)
+		return u.run(ctx, q)
 	})
 	if err == nil && release && s.work != nil && !t.RunAt.After(time.Now().Add(soonDue)) {
 		// After the commit (pgnotify.go); a step due later is found by
@@ -595,7 +596,16 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 	return err
 }
 
-func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release bool) error {
+// taskUpdate is the statement (and its arguments) that writes an active
+// task's step under its lease; release also gives the lease up. Made by
+// the caller's goroutine, so that the writer only runs it.
+type taskUpdate struct {
+	id    string
+	query string
+	args  []any
+}
+
+func newTaskUpdate(t *gengate.Task, release bool) taskUpdate {
 	guard, guardArgs := leaseGuard(t)
 	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason,
 		ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts, t.Engine, encodeRoute(t.Route)}
@@ -604,12 +614,16 @@ func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release boo
 	if release {
 		set += `, lease_token = '', lease_until = 0`
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE tasks SET `+set+` WHERE id = $10 AND `+guard, append(args, guardArgs...)...)
+	return taskUpdate{id: t.ID, query: `UPDATE tasks SET ` + set + ` WHERE id = $10 AND ` + guard, args: append(args, guardArgs...)}
+}
+
+func (u taskUpdate) run(ctx context.Context, tx execer) error {
+	res, err := tx.ExecContext(ctx, u.query, u.args...)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return gengate.Errorf(gengate.EConflict, "task %s changed under this claim", t.ID)
+		return gengate.Errorf(gengate.EConflict, "task %s changed under this claim", u.id)
 	}
 	return nil
 }
@@ -617,8 +631,9 @@ func (s *DB) update(ctx context.Context, tx execer, t *gengate.Task, release boo
 // FinishTask moves a task to its final (or review) state, with its
 // creations or its refund, in one transaction.
 func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error {
+	u := newTaskUpdate(t, true)
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.update(ctx, tx, t, true); err != nil {
+		if err := u.run(ctx, tx); err != nil {
 			return err
 		}
 		for _, c := range t.Outputs {
@@ -639,7 +654,7 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 				return err
 			}
 		}
-		if err := addWebhookEvent(ctx, tx, t); err != nil { // the outbox: webhooks.go
+		if err := s.addWebhookEvent(ctx, tx, t); err != nil { // the outbox: webhooks.go
 			return err
 		}
 		return s.notify(ctx, tx, ChannelTask, t.ID)

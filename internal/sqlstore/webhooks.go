@@ -13,44 +13,38 @@ import (
 // addWebhookEvent writes the outbox rows of a task that has just reached
 // a final (or review) state, inside tx, so the events exist if and only if
 // the state change committed: one for the webhookUrl it was created with,
-// and one for each of its account's endpoints that wants the event type.
-func addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) error {
+// and one for each of its account's endpoints that wants the event type,
+// in that order. It is one statement that makes each row's id itself
+// (webhookEventsInsert): the finish of every task runs it, on SQLite on
+// the one writer, and most tasks have no webhook and their accounts no
+// endpoint, which it learns without a read of its own.
+func (s *DB) addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) error {
 	typ := gengate.EventType(t.Status)
 	if typ == "" {
 		return nil
 	}
-	at := ms(t.UpdatedAt)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at)
-		SELECT $1, $2, task_id, url, $3, $4, $4 FROM task_webhooks WHERE task_id = $5`,
-		"msg_"+gengate.NewID(), t.AccountID, typ, at, t.ID); err != nil {
-		return err
+	_, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID)
+	return err
+}
+
+// webhookEventsInsert is addWebhookEvent's statement: $1 the account, $2
+// the event type, $3 the time, $4 the task. Each row's id is "msg_" and a
+// random (version 4) UUID in its text form, like "msg_"+gengate.NewID():
+// gen_random_uuid on PostgreSQL, SQLite's randomblob (its generator is
+// seeded from the operating system's) on SQLite.
+func (s *DB) webhookEventsInsert() string {
+	id := `'msg_' || gen_random_uuid()::text`
+	if !s.postgres {
+		id = `'msg_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) ||
+			'-' || substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, url FROM webhook_endpoints WHERE account_id = $1
-		AND ',' || event_types || ',' LIKE '%,' || CAST($2 AS TEXT) || ',%' ORDER BY created_at, id`, t.AccountID, typ)
-	if err != nil {
-		return err
-	}
-	type target struct{ id, url string }
-	var targets []target
-	for rows.Next() {
-		var e target
-		if err := rows.Scan(&e.id, &e.url); err != nil {
-			rows.Close()
-			return err
-		}
-		targets = append(targets, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, e := range targets {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at, endpoint_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $6, $7)`, "msg_"+gengate.NewID(), t.AccountID, t.ID, e.url, typ, at, e.id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at, endpoint_id)
+		SELECT ` + id + `, $1, $4, url, $2, $3, $3, endpoint_id FROM (
+			SELECT 0 AS k, url, '' AS endpoint_id, 0 AS made FROM task_webhooks WHERE task_id = $4
+			UNION ALL
+			SELECT 1, url, id, created_at FROM webhook_endpoints WHERE account_id = $1
+				AND ',' || event_types || ',' LIKE '%,' || CAST($2 AS TEXT) || ',%'
+		) AS targets ORDER BY k, made, endpoint_id`
 }
 
 // WebhookSecret returns the account's signing keys, storing fresh as its

@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,6 +144,75 @@ func TestWebhookLeaseReclaimed(t *testing.T) {
 			third, err := s.ClaimWebhookEvent(ctx, at, time.Minute)
 			if err != nil || third == nil || third.ID != first.ID || third.Attempts-third.ScheduleFrom != 1 {
 				t.Fatalf("claim after replay %+v, %v", third, err)
+			}
+		})
+	}
+}
+
+// TestWebhookEventRows: a finish writes one outbox row for the task's
+// webhookUrl and one for each of its account's endpoints that wants the
+// event type (not for one that does not, nor for another account's), the
+// task's first, then the endpoints in the order they were made, each with
+// an id of its own of the form "msg_" and a version 4 UUID.
+func TestWebhookEventRows(t *testing.T) {
+	uuid := regexp.MustCompile(`^msg_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a, other := newAccount(t, s, 100), newAccount(t, s, 100)
+			for i, e := range []struct {
+				account, id string
+				types       []string
+			}{
+				{a.ID, "ep_b", []string{gengate.EventFailed, gengate.EventSucceeded}},
+				{a.ID, "ep_a", []string{gengate.EventSucceeded}},
+				{a.ID, "ep_c", []string{gengate.EventFailed}},
+				{other.ID, "ep_d", []string{gengate.EventSucceeded}},
+			} {
+				ep := &gengate.WebhookEndpoint{ID: e.id, AccountID: e.account, URL: "https://example.com/" + e.id,
+					EventTypes: e.types, CreatedAt: t0.Add(time.Duration(i) * time.Second), Keys: gengate.WebhookKeys{Secret: "sealed"}}
+				if err := s.CreateWebhookEndpoint(ctx, ep, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, hook := range []bool{true, false} {
+				task := newTask(a.ID, 1)
+				if hook {
+					task.WebhookURL = "https://example.com/hook"
+				}
+				mustCreate(t, s, task)
+				c := mustClaim(t, s, task.ID, t0)
+				c.Status, c.UpdatedAt, c.CompletedAt = gengate.StatusSucceeded, t0, t0
+				if err := s.FinishTask(ctx, c, 0); err != nil {
+					t.Fatal(err)
+				}
+				rows, err := s.SQL().QueryContext(ctx, `SELECT id, url, endpoint_id, type, account_id FROM webhook_events
+					WHERE task_id = $1 ORDER BY created_at, `+map[bool]string{true: "ctid", false: "rowid"}[s.Postgres()], task.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				ids := map[string]bool{}
+				for rows.Next() {
+					var id, url, ep, typ, acct string
+					if err := rows.Scan(&id, &url, &ep, &typ, &acct); err != nil {
+						t.Fatal(err)
+					}
+					if !uuid.MatchString(id) || ids[id] || typ != gengate.EventSucceeded || acct != a.ID {
+						t.Errorf("event %s (%s, %s): want a fresh msg_<uuid v4> id, type %s, account %s", id, typ, acct, gengate.EventSucceeded, a.ID)
+					}
+					ids[id] = true
+					got = append(got, ep+" "+url)
+				}
+				rows.Close()
+				want := []string{"ep_b https://example.com/ep_b", "ep_a https://example.com/ep_a"}
+				if hook {
+					want = append([]string{" https://example.com/hook"}, want...)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("webhookUrl %v: events %q; want %q", hook, got, want)
+				}
 			}
 		})
 	}
