@@ -11,7 +11,8 @@ import (
 )
 
 // TestTune prints per-image IoU on the GrabCut set (GENGATE_MATTE_TUNE=1;
-// GENGATE_MATTE_TUNE=box uses the dataset's user box as a reference).
+// GENGATE_MATTE_TUNE=box uses the dataset's user box as a reference;
+// GENGATE_MATTE_ONLY="name ..." restricts it to those images).
 func TestTune(t *testing.T) {
 	mode := os.Getenv("GENGATE_MATTE_TUNE")
 	if mode == "" {
@@ -22,7 +23,11 @@ func TestTune(t *testing.T) {
 		t.Skip("evaluation data not found at ../shared/data")
 	}
 	p := tuneParams(t)
-	res, err := evalGrabCut(dir, p, mode == "box", nil, os.Getenv("GENGATE_MATTE_PICS"), picSetFrom(os.Getenv("GENGATE_MATTE_PICNAMES")))
+	var only map[string]bool
+	if s := os.Getenv("GENGATE_MATTE_ONLY"); s != "" {
+		only = picSetFrom(s)
+	}
+	res, err := evalGrabCut(dir, p, mode == "box", only, os.Getenv("GENGATE_MATTE_PICS"), picSetFrom(os.Getenv("GENGATE_MATTE_PICNAMES")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +78,8 @@ func tuneParams(t *testing.T) params {
 			p.frame = v
 		case "plainWeight":
 			p.plainWeight = v
+		case "comps":
+			p.comps = int(v)
 		case "cutNats":
 			p.cutNats = v
 		case "below":
