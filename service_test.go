@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -828,4 +830,34 @@ func TestSweepOrphanedInputs(t *testing.T) {
 			t.Errorf("%s was kept (err %v)", key, err)
 		}
 	}
+}
+
+// TestCreationIDsTimeOrdered: a stored output's creation has a
+// time-ordered id (a UUID of version 7 of the finish's time), so that its
+// row goes to the end of the creations' key index.
+func TestCreationIDsTimeOrdered(t *testing.T) {
+	forDialects(t, func(t *testing.T, dialect string) {
+		d := newDomain(t, dialect, nil)
+		var ids []string
+		for range 2 {
+			task := d.generate("a cat", "")
+			if !d.runNext() {
+				t.Fatal("task not run")
+			}
+			done := d.wantState(task.ID, gengate.StatusSucceeded, "", d.balance(), 0)
+			if len(done.Outputs) != 1 {
+				t.Fatalf("%d outputs", len(done.Outputs))
+			}
+			id := done.Outputs[0].ID
+			ms, err := strconv.ParseInt(strings.ReplaceAll(id[:13], "-", ""), 16, 64)
+			if err != nil || id[14] != '7' || ms != d.clock.Now().UnixMilli() {
+				t.Errorf("creation id %s: want a UUID of version 7 of the clock's %d ms", id, d.clock.Now().UnixMilli())
+			}
+			ids = append(ids, id)
+			d.clock.Add(time.Millisecond)
+		}
+		if ids[0] >= ids[1] {
+			t.Errorf("creation ids %v: want the later one after", ids)
+		}
+	})
 }

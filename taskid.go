@@ -15,6 +15,19 @@ import (
 // id as hard to guess as it needs to be: a task is only ever read with its
 // account's credentials.
 func NewTaskID(now time.Time) string {
+	return newTimeID(now)
+}
+
+// NewCreationID returns an output's (a creation's) id, time-ordered like a
+// task's: the finish that records it, on SQLite a write of the one writer,
+// then adds to the end of the creations' key index instead of to a random
+// page of it (issue 15). Its URL token stays random (NewToken).
+func NewCreationID(now time.Time) string {
+	return newTimeID(now)
+}
+
+// newTimeID is a UUID of version 7 of now (NewTaskID).
+func newTimeID(now time.Time) string {
 	var b [16]byte
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic("gengate: crypto/rand failed: " + err.Error())

@@ -68,7 +68,7 @@ func BenchmarkWorkerWrites(b *testing.B) {
 								err = s.SaveStep(ctx, t, true)
 							} else { // the poll found the outputs
 								t.Status, t.CompletedAt = gengate.StatusSucceeded, now
-								t.Outputs = []gengate.Creation{{ID: gengate.NewID(), AccountID: t.AccountID, TaskID: t.ID,
+								t.Outputs = []gengate.Creation{{ID: gengate.NewCreationID(now), AccountID: t.AccountID, TaskID: t.ID,
 									Key: "outputs/" + t.ID[len(t.ID)-2:] + "/" + t.ID + "-0.png", Token: gengate.NewID(),
 									ContentType: "image/png", Ext: "png", Size: 100, CreatedAt: now}}
 								if err = s.FinishTask(ctx, t, 0); err == nil {
