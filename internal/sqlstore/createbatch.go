@@ -73,10 +73,17 @@ func taskInsertArgs(t *gengate.Task, options, inputs, route, inputURLs string) [
 		route, t.KeyID, inputURLs}
 }
 
-// maxInsertRows bounds the rows of one multi-row INSERT; groups are sent in
-// chunks of powers of two up to it, so that each table has a few
-// statement texts, kept prepared (stmtcache.go).
-const maxInsertRows = 32
+// A group's rows go in multi-row INSERTs of exactSizes rows or fewer, one
+// statement of exactly their number (a group of 11 is one INSERT of 11
+// rows per table, not 8, 2 and 1: each statement has its fixed costs, a
+// cursor on the table and on each of its indexes, its own statement
+// journal), and larger groups in chunks of exactSizes and
+// maxInsertRows rows. Each table so has exactSizes + 1 statement texts,
+// kept prepared (stmtcache.go).
+const (
+	exactSizes    = 16 // the clients of a busy server that arrive together: `gengate bench submit`'s 16
+	maxInsertRows = 32
+)
 
 // createTogether makes the plain creations among the jobs of batch (those
 // with a create whose caller is still there) in one savepoint of tx, and
@@ -234,13 +241,16 @@ func runCreates(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int)
 	return accepted, nil
 }
 
-// chunk is the largest power of two up to n and maxInsertRows.
+// chunk is the rows of the next INSERT for n rows: all of them up to
+// exactSizes, else maxInsertRows or exactSizes.
 func chunk(n int) int {
-	c := 1
-	for c*2 <= n && c*2 <= maxInsertRows {
-		c *= 2
+	switch {
+	case n <= exactSizes:
+		return n
+	case n >= maxInsertRows:
+		return maxInsertRows
 	}
-	return c
+	return exactSizes
 }
 
 const (
@@ -248,11 +258,14 @@ const (
 	ledgerInsertCols = 6
 )
 
-// taskInserts[n] and ledgerInserts[n] insert n rows (n a power of two up
-// to maxInsertRows): the columns of CreateTask's INSERTs.
+// taskInserts[n] and ledgerInserts[n] insert n rows (n up to exactSizes,
+// or maxInsertRows): the columns of CreateTask's INSERTs.
 var taskInserts, ledgerInserts = func() (tasks, ledger map[int]string) {
 	tasks, ledger = map[int]string{}, map[int]string{}
-	for n := 1; n <= maxInsertRows; n *= 2 {
+	for n := 1; n <= maxInsertRows; n++ {
+		if n > exactSizes && n < maxInsertRows {
+			continue
+		}
 		tasks[n] = `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
 			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls) VALUES ` +
 			rows(n, taskInsertCols)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
@@ -105,5 +106,28 @@ func TestCreateTogether(t *testing.T) {
 				t.Errorf("%d groups of %d creations made together; want %d of 4", groups-groups0, items-items0, c.wantGroups)
 			}
 		})
+	}
+}
+
+// TestInsertChunks: a group of up to 16 creations (16 clients arriving
+// together) is written with one INSERT per table, whatever its size; a
+// larger one in chunks of 32 and 16 and then the rest, every chunk with
+// its statement text.
+func TestInsertChunks(t *testing.T) {
+	for n := 1; n <= 100; n++ {
+		rows, texts := sqlstore.InsertChunks(n)
+		sum := 0
+		for _, r := range rows {
+			sum += r
+		}
+		if sum != n || !texts {
+			t.Errorf("InsertChunks(%d) = %v, texts %v; want chunks summing to %d, each with its statement", n, rows, texts, n)
+		}
+		if n <= 16 && len(rows) != 1 {
+			t.Errorf("InsertChunks(%d) = %v; want one INSERT of %d rows", n, rows, n)
+		}
+	}
+	if rows, _ := sqlstore.InsertChunks(53); !slices.Equal(rows, []int{32, 16, 5}) {
+		t.Errorf("InsertChunks(53) = %v; want [32 16 5]", rows)
 	}
 }

@@ -268,3 +268,17 @@ func (s *DB) WriterWork() (batches, jobs int64, busy time.Duration) {
 	}
 	return s.w.batches.Load(), s.w.writes.Load(), time.Duration(s.w.busy.Load())
 }
+
+// InsertChunks returns the rows of each multi-row INSERT a group of n
+// creations is written with (createbatch.go), and whether each has its
+// statement text.
+func InsertChunks(n int) (rows []int, texts bool) {
+	texts = true
+	for n > 0 {
+		c := chunk(n)
+		rows = append(rows, c)
+		texts = texts && taskInserts[c] != "" && ledgerInserts[c] != ""
+		n -= c
+	}
+	return rows, texts
+}
