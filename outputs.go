@@ -51,7 +51,7 @@ func (s *Service) succeed(ctx context.Context, t *Task, p Progress) error {
 		}
 		stored = append(stored, key)
 		t.Outputs = append(t.Outputs, Creation{
-			ID: NewCreationID(now), AccountID: t.AccountID, TaskID: t.ID, Index: i, Key: key, Token: NewToken(),
+			ID: NewCreationID(now), AccountID: t.AccountID, TaskID: t.ID, Index: i, Key: key, Token: NewFileToken(now),
 			ContentType: o.ContentType, Ext: o.Ext, Size: size, CreatedAt: now,
 		})
 	}

@@ -833,12 +833,13 @@ func TestSweepOrphanedInputs(t *testing.T) {
 }
 
 // TestCreationIDsTimeOrdered: a stored output's creation has a
-// time-ordered id (a UUID of version 7 of the finish's time), so that its
-// row goes to the end of the creations' key index.
+// time-ordered id (a UUID of version 7 of the finish's time) and a URL
+// token that starts with its time, so that its row goes to the end of the
+// creations' key and token indexes.
 func TestCreationIDsTimeOrdered(t *testing.T) {
 	forDialects(t, func(t *testing.T, dialect string) {
 		d := newDomain(t, dialect, nil)
-		var ids []string
+		var ids, tokens []string
 		for range 2 {
 			task := d.generate("a cat", "")
 			if !d.runNext() {
@@ -854,10 +855,19 @@ func TestCreationIDsTimeOrdered(t *testing.T) {
 				t.Errorf("creation id %s: want a UUID of version 7 of the clock's %d ms", id, d.clock.Now().UnixMilli())
 			}
 			ids = append(ids, id)
+			tokens = append(tokens, done.Outputs[0].Token)
 			d.clock.Add(time.Millisecond)
 		}
 		if ids[0] >= ids[1] {
 			t.Errorf("creation ids %v: want the later one after", ids)
+		}
+		for _, tok := range tokens {
+			if len(tok) != 40 || strings.Trim(tok, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != "" {
+				t.Errorf("file token %q: want 8 characters of its time and 32 random ones, base62", tok)
+			}
+		}
+		if tokens[0] >= tokens[1] || tokens[0][8:] == tokens[1][8:] {
+			t.Errorf("file tokens %v: want the later one after, their random parts different", tokens)
 		}
 	})
 }

@@ -40,3 +40,21 @@ func newTimeID(now time.Time) string {
 	b[8] = b[8]&0x3f | 0x80
 	return uuidString(b)
 }
+
+// NewFileToken returns the URL token of an output file stored at now: 8
+// base62 characters of its Unix milliseconds (fixed width, in the
+// alphabet's ASCII order, so tokens sort by their time) and then 32 random
+// base62 characters (NewToken: about 190 bits, which is what makes the URL
+// unguessable; the time adds nothing to guess and takes nothing away). The
+// finish that records the output, on SQLite a write of the one writer,
+// then adds to the end of the tokens' unique index instead of to a random
+// page of it (issue 15).
+func NewFileToken(now time.Time) string {
+	var b [8]byte
+	ms := uint64(max(now.UnixMilli(), 0))
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = base62[ms%62]
+		ms /= 62
+	}
+	return string(b[:]) + NewToken()
+}
