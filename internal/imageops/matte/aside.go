@@ -32,6 +32,21 @@ func asideDrop(m []bool, w, h int) {
 	if len(sizes) < 2 {
 		return
 	}
+	score, bottom := asideScores(lab, sizes, w, h)
+	best := 0.0
+	for _, s := range score {
+		best = max(best, s)
+	}
+	for i, l := range lab {
+		if l >= 0 && !bottom[l] && score[l] < asideFrac*best {
+			m[i] = false
+		}
+	}
+}
+
+// asideScores returns each component's area times its centre weight, and
+// whether it reaches the bottom edge.
+func asideScores(lab []int32, sizes []int, w, h int) ([]float64, []bool) {
 	sx := make([]float64, len(sizes))
 	sy := make([]float64, len(sizes))
 	bottom := make([]bool, len(sizes))
@@ -48,15 +63,9 @@ func asideDrop(m []bool, w, h int) {
 	}
 	diag := math.Hypot(float64(w), float64(h))
 	score := make([]float64, len(sizes))
-	best := 0.0
 	for c, n := range sizes {
 		d := math.Hypot(sx[c]/float64(n), sy[c]/float64(n)) / diag
 		score[c] = float64(n) * math.Exp(-d*d/(2*asideSigma*asideSigma))
-		best = max(best, score[c])
 	}
-	for i, l := range lab {
-		if l >= 0 && !bottom[l] && score[l] < asideFrac*best {
-			m[i] = false
-		}
-	}
+	return score, bottom
 }

@@ -98,61 +98,9 @@ func belowExtend(im *workImage, p params, m []bool) []bool {
 	if belowStrip(im, p, m, lab, best, x0, x1) < belowStripFrac {
 		return nil // nothing under it at the bottom edge looks like it
 	}
-	m2 := boxCut(im, p, x0, x1, y0)
-	agree, csz := 0, sizes[best]
-	for i, l := range lab {
-		if l == best && m2[i] {
-			agree++
-		}
-	}
-	if float64(agree) < belowAgree*float64(csz) {
-		return nil // the box's segmentation does not see the same subject
-	}
-	// the box's mask joined to the component
-	u := make([]bool, w*h)
-	var seed int
-	for i := range u {
-		u[i] = m2[i] || lab[i] == best
-		if lab[i] == best {
-			seed = i
-		}
-	}
-	ul, _, _ := imageops.Components(u, w, h, true)
-	cl := ul[seed]
-	ext := make([]bool, w*h)
-	var esel []int32
-	for i := range ext {
-		if ul[i] == cl && !m[i] {
-			ext[i] = true
-			esel = append(esel, int32(i))
-		}
-	}
-	if float64(len(esel)) < belowArea*float64(csz) {
+	ext, esel := boxExtension(im, p, m, lab, best, x0, x1, y0, y1, belowArea)
+	if ext == nil {
 		return nil
-	}
-	reach := false
-	for x := x0; x <= x1; x++ {
-		reach = reach || ext[(h-1)*w+x]
-	}
-	if !reach {
-		return nil
-	}
-	rows, side := 0, 0
-	for y := y1 + 1; y < h; y++ {
-		any := false
-		for x := x0; x <= x1 && !any; x++ {
-			any = ext[y*w+x]
-		}
-		if !any {
-			continue
-		}
-		rows++
-		if ext[y*w+x0] || ext[y*w+x1] {
-			side++
-		}
-	}
-	if float64(side) > belowSide*float64(rows) {
-		return nil // it fills the box from side to side: a floor, not a body
 	}
 	frame := frameMask(w, h, p.frame)
 	var bsel, fsel []int32
@@ -182,6 +130,76 @@ func belowExtend(im *workImage, p params, m []bool) []bool {
 		out[i] = m[i] || ext[i]
 	}
 	return out
+}
+
+// boxExtension segments the box of columns x0..x1 from row y0 down to the
+// bottom edge (boxCut) and returns the part of its mask joined to the
+// component best of lab (rows up to y1) that is not in m, with its pixels,
+// when the box's mask keeps belowAgree of the component and that part
+// reaches the bottom edge, is at least minArea of the component and
+// touches the box's sides in at most belowSide of its rows; nil otherwise.
+func boxExtension(im *workImage, p params, m []bool, lab []int32, best int32, x0, x1, y0, y1 int, minArea float64) ([]bool, []int32) {
+	w, h := im.w, im.h
+	m2 := boxCut(im, p, x0, x1, y0)
+	agree, csz := 0, 0
+	for i, l := range lab {
+		if l == best {
+			csz++
+			if m2[i] {
+				agree++
+			}
+		}
+	}
+	if float64(agree) < belowAgree*float64(csz) {
+		return nil, nil // the box's segmentation does not see the same subject
+	}
+	// the box's mask joined to the component
+	u := make([]bool, w*h)
+	var seed int
+	for i := range u {
+		u[i] = m2[i] || lab[i] == best
+		if lab[i] == best {
+			seed = i
+		}
+	}
+	ul, _, _ := imageops.Components(u, w, h, true)
+	cl := ul[seed]
+	ext := make([]bool, w*h)
+	var esel []int32
+	for i := range ext {
+		if ul[i] == cl && !m[i] {
+			ext[i] = true
+			esel = append(esel, int32(i))
+		}
+	}
+	if float64(len(esel)) < minArea*float64(csz) {
+		return nil, nil
+	}
+	reach := false
+	for x := x0; x <= x1; x++ {
+		reach = reach || ext[(h-1)*w+x]
+	}
+	if !reach {
+		return nil, nil
+	}
+	rows, side := 0, 0
+	for y := y1 + 1; y < h; y++ {
+		any := false
+		for x := x0; x <= x1 && !any; x++ {
+			any = ext[y*w+x]
+		}
+		if !any {
+			continue
+		}
+		rows++
+		if ext[y*w+x0] || ext[y*w+x1] {
+			side++
+		}
+	}
+	if float64(side) > belowSide*float64(rows) {
+		return nil, nil // it fills the box from side to side: a floor, not a body
+	}
+	return ext, esel
 }
 
 // boxCut segments im as GrabCut does with a user box, the box being

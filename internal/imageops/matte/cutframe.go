@@ -165,6 +165,10 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 	if p.below {
 		if e := belowExtend(im, p, m); e != nil {
 			m = e
+		} else if p.figure {
+			if e := figureBelow(im, p, m); e != nil {
+				m = e
+			}
 		}
 	}
 	if p.solidHoles {

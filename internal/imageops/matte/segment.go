@@ -28,6 +28,7 @@ type params struct {
 	solidHoles   bool    // fill enclosed holes that do not show the surroundings (holefill.go)
 	groundShadow bool    // drop parts that are shadows cast on the ground (groundshadow.go)
 	below        bool    // add the subject's continuation below it (below.go)
+	figure       bool    // add a figure under a fragmented mask's central component (figure.go)
 }
 
 var defaultParams = params{
@@ -50,6 +51,7 @@ var defaultParams = params{
 	solidHoles:   true,
 	groundShadow: true,
 	below:        true,
+	figure:       true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.

@@ -84,6 +84,8 @@ func tuneParams(t *testing.T) params {
 			p.cutNats = v
 		case "below":
 			p.below = v != 0
+		case "figure":
+			p.figure = v != 0
 		case "aside":
 			p.aside = v != 0
 		case "groundShadow":

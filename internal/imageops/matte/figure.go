@@ -1,0 +1,84 @@
+package matte
+
+import "github.com/gengate/gengate/internal/imageops"
+
+// A figure under a fragmented mask. When the subject's largest part has
+// the background's colours (a man's dark suit before a wall of lanterns
+// whose gaps are as dark), the saliency keeps its bright parts (hat, face,
+// shirt) and, as separate components of about the same size, things
+// around it that stand out as much (the lanterns): the mask is fragmented,
+// no component clearly the subject, and below.go does not act, since the
+// body under the head has none of the head's colours.
+//
+// figureBelow runs when the components other than the most central one
+// (aside.go's score: area times centre weight) that do not reach the
+// bottom edge hold at least figureFrag of its area. It segments a box
+// under that component as below.go does, but wider (the component's
+// columns widened by figureWiden of its width on each side, as a body is
+// wider than a head), and with no colour test: the extension must keep
+// belowAgree of the component, reach the bottom edge, touch the box's
+// sides in at most belowSide of its rows (an outline of its own) and be at
+// least figureArea of the component (a body larger than the head and
+// shoulders above it). The extension is added and asideDrop runs again,
+// so the fragments beside the grown figure are dropped.
+const (
+	figureFrag  = 0.5 // the other fragments hold at least this fraction of the central component's area
+	figureArea  = 1.0 // smallest extension, fraction of the component's area
+)
+
+// figureWidens are the box's widenings tried in turn (fraction of the
+// component's width each side): the narrowest box in which the extension
+// has an outline of its own is taken.
+var figureWidens = [...]float64{0.25, 0.5, 1}
+
+// figureBelow returns m with a figure under its most central component
+// added and the fragments beside it dropped, or nil.
+func figureBelow(im *workImage, p params, m []bool) []bool {
+	w, h := im.w, im.h
+	lab, sizes, _ := imageops.Components(m, w, h, true)
+	if len(sizes) < 2 {
+		return nil
+	}
+	score, bottom := asideScores(lab, sizes, w, h)
+	best := int32(0)
+	for c := range sizes {
+		if score[c] > score[best] {
+			best = int32(c)
+		}
+	}
+	if bottom[best] {
+		return nil
+	}
+	others := 0
+	for c, n := range sizes {
+		if int32(c) != best && !bottom[c] {
+			others += n
+		}
+	}
+	if float64(others) < figureFrag*float64(sizes[best]) {
+		return nil // one clear subject
+	}
+	x0, x1, y0, y1 := w, -1, h, -1
+	for i, l := range lab {
+		if l == best {
+			x, y := i%w, i/w
+			x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
+		}
+	}
+	var ext []bool
+	for _, wd := range figureWidens {
+		pad := int(wd * float64(x1-x0+1))
+		ext, _ = boxExtension(im, p, m, lab, best, max(0, x0-pad), min(w-1, x1+pad), y0, y1, figureArea)
+		if ext != nil {
+			break
+		}
+	}
+	if ext == nil {
+		return nil
+	}
+	out := make([]bool, w*h)
+	for i := range out {
+		out[i] = lab[i] == best || ext[i]
+	}
+	return out
+}
