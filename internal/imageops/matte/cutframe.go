@@ -162,6 +162,9 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 	if p.aside {
 		asideDrop(m, im.w, im.h)
 	}
+	if p.valley {
+		valleyCut(m, im.w, im.h)
+	}
 	if p.below {
 		if e := belowExtend(im, p, m); e != nil {
 			m = e

@@ -29,6 +29,7 @@ type params struct {
 	groundShadow bool    // drop parts that are shadows cast on the ground (groundshadow.go)
 	below        bool    // add the subject's continuation below it (below.go)
 	figure       bool    // add a figure under a fragmented mask's central component (figure.go)
+	valley       bool    // keep one of two things standing side by side (valley.go)
 }
 
 var defaultParams = params{
@@ -52,6 +53,7 @@ var defaultParams = params{
 	groundShadow: true,
 	below:        true,
 	figure:       true,
+	valley:       true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.

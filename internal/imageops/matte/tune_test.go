@@ -94,6 +94,8 @@ func tuneParams(t *testing.T) params {
 			p.solidHoles = v != 0
 		case "edgeReach":
 			p.edgeReach = v
+		case "valley":
+			p.valley = v != 0
 		case "sideOutlier":
 			p.sideOutlier = v
 		default:
