@@ -297,7 +297,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.ConfigFile, "config", "", "YAML file of upstream providers and routes (docs/providers.md)")
 	f.str(&c.AdminAddr, "admin-addr", "", "address of the operator listener serving /metrics and /debug/pprof (keep it private; default: none)")
 	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
-	f.str(&c.WebhookKey, "webhook-key", "", "server key sealing webhook signing secrets, at least 32 characters (default: made in <data>/webhook.key; prefer the environment variable)")
+	f.str(&c.WebhookKey, "webhook-key", "", "server key sealing webhook signing secrets and file URL tokens, at least 32 characters (default: made in <data>/webhook.key; prefer the environment variable)")
 	f.str(&c.WebhookRetryDelays, "webhook-retry-delays", "", "comma-separated delays after each failed webhook attempt, e.g. 1s,1s,5s (default: 5s,30s,2m,10m,30m,1h, then 2h eleven times)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
 	var maxBody, maxInputMemory, maxDecodeMemory, maxOutputBytes, inputURLMin int

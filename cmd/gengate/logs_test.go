@@ -78,12 +78,14 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	wantCode(t, mustAPI(t, base, "GET", "/metrics", metricsToken, nil, nil), http.StatusOK)
 	key2 := lastLine(cli(t, "keys", "create", "--data", dir, "--credits", "50", "--name", "second"))
 	secrets = append(secrets, key2)
+	var fileTokens []string // outputs' URL tokens: stored as digests and sealed only
 	for i, key := range []string{srv.key, key2, r.str("key")} {
 		r := mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux", "prompt": "fox " + string(rune('a'+i))}, nil)
 		wantCode(t, r, http.StatusOK)
 		wantCode(t, mustAPI(t, base, "GET", "/api/generation/jobs/"+r.str("jobId"), key, nil, nil), http.StatusOK)
 		for _, u := range outputURLs(r) {
 			secrets = append(secrets, fileToken(t, u))
+			fileTokens = append(fileTokens, fileToken(t, u))
 			if _, err := download(u); err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +107,8 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 
 	// Webhook signing secrets: the account's, and the one a rotation
 	// answers; neither is logged, nor found in clear in any file of the
-	// data directory (the database, its WAL), which holds them sealed.
+	// data directory (the database, its WAL), which holds them sealed, as
+	// it holds the outputs' file tokens.
 	whsec := mustAPI(t, base, "GET", "/api/v1/webhooks/secret", srv.key, nil, nil).str("secret")
 	rotated := mustAPI(t, base, "POST", "/api/v1/webhooks/secret/rotate", srv.key, nil, nil).str("secret")
 	if !strings.HasPrefix(whsec, "whsec_") || !strings.HasPrefix(rotated, "whsec_") || whsec == rotated {
@@ -130,6 +133,11 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		for _, sec := range []string{whsec, rotated, strings.TrimPrefix(whsec, "whsec_"), strings.TrimPrefix(rotated, "whsec_")} {
 			if strings.Contains(string(data), sec) {
 				t.Errorf("%s holds a webhook secret in clear", path)
+			}
+		}
+		for _, tok := range fileTokens {
+			if strings.Contains(string(data), tok[8:]) { // its first 8 characters are its time
+				t.Errorf("%s holds a file token in clear", path)
 			}
 		}
 		return nil

@@ -72,7 +72,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("--webhook-retry-delays: %w", err)
 	}
 	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
-		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteBatchWait(cfg.SQLiteBatchWait), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB))
+		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteBatchWait(cfg.SQLiteBatchWait), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB),
+		sqlstore.WithFileTokenKey(box))
 	if err != nil {
 		return err
 	}

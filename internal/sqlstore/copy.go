@@ -120,10 +120,10 @@ var copyTables = []copyTable{
 	}},
 	{"creations", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"task_id", colText}, {"idx", colInt}, {"blob_key", colText},
-		{"token", colText}, {"content_type", colText}, {"ext", colText}, {"size", colInt}, {"created_at", colInt},
+		{"token", colText}, {"token_sealed", colNullText}, {"content_type", colText}, {"ext", colText}, {"size", colInt}, {"created_at", colInt},
 	}},
 	{"uploads", "id", []copyColumn{
-		{"id", colText}, {"account_id", colText}, {"blob_key", colText}, {"token", colText},
+		{"id", colText}, {"account_id", colText}, {"blob_key", colText}, {"token", colText}, {"token_sealed", colNullText},
 		{"content_type", colText}, {"ext", colText}, {"size", colInt}, {"created_at", colInt}, {"expires_at", colInt},
 	}},
 	{"task_progress", "task_id", []copyColumn{

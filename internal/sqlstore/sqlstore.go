@@ -42,9 +42,10 @@ type DB struct {
 	ckpt     *checkpointer // SQLite: the WAL checkpoints off the writer (checkpoint.go)
 	postgres bool
 	url      string
-	connWait time.Duration // PostgreSQL: longest a request waits for a connection (connbudget.go)
-	create   *pgCreator    // PostgreSQL: gathers task creations into batches (pgcreate.go)
-	work     *workNotifier // PostgreSQL: wakes the workers after a commit (pgnotify.go)
+	connWait time.Duration      // PostgreSQL: longest a request waits for a connection (connbudget.go)
+	create   *pgCreator         // PostgreSQL: gathers task creations into batches (pgcreate.go)
+	work     *workNotifier      // PostgreSQL: wakes the workers after a commit (pgnotify.go)
+	files    *gengate.SecretBox // seals file URL tokens (filetokens.go)
 }
 
 var _ gengate.Store = (*DB)(nil)
@@ -62,8 +63,13 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &DB{postgres: IsPostgres(url), url: url, connWait: o.connWait}
+	s := &DB{postgres: IsPostgres(url), url: url, connWait: o.connWait, files: o.fileBox}
 	var err error
+	if s.files == nil {
+		if s.files, err = processBox(); err != nil {
+			return nil, err
+		}
+	}
 	dbFile := "" // the SQLite file in dataDir, whose modes Open sets
 	dsn := ""    // SQLite's
 	if s.postgres {
@@ -143,6 +149,12 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.work = newWorkNotifier(s.db)
 		s.create = newPGCreator(s.db, o.batchWait, s.work.wake)
 	}
+	if o.fileBox != nil { // only under the server's key: a tool's own key would lose them
+		if err := s.sealFileTokens(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -203,10 +215,11 @@ const DefaultPostgresConns = 10
 
 type options struct {
 	postgresConns, sqliteBatch int
-	walMB                      int           // SQLite: checkpoint.go
-	connWait                   time.Duration // connbudget.go
-	batchWait                  time.Duration // PostgreSQL: pgcreate.go
-	sqliteWait                 time.Duration // SQLite: groupcommit.go
+	walMB                      int                // SQLite: checkpoint.go
+	connWait                   time.Duration      // connbudget.go
+	batchWait                  time.Duration      // PostgreSQL: pgcreate.go
+	sqliteWait                 time.Duration      // SQLite: groupcommit.go
+	fileBox                    *gengate.SecretBox // filetokens.go
 }
 
 // Option changes how Open opens the database.

@@ -307,14 +307,13 @@ func (s *DB) loadOutputs(ctx context.Context, q querier, t *gengate.Task) error 
 	if t.Status != gengate.StatusSucceeded {
 		return nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at
-		FROM creations WHERE task_id = $1 ORDER BY idx`, t.ID)
+	rows, err := q.QueryContext(ctx, `SELECT `+creationColumns+` FROM creations WHERE task_id = $1 ORDER BY idx`, t.ID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c, err := scanCreation(rows)
+		c, err := s.scanCreation(rows)
 		if err != nil {
 			return err
 		}
@@ -323,13 +322,32 @@ func (s *DB) loadOutputs(ctx context.Context, q querier, t *gengate.Task) error 
 	return rows.Err()
 }
 
-func scanCreation(row scanner) (*gengate.Creation, error) {
+// creationColumns are scanCreation's columns.
+const creationColumns = `id, account_id, task_id, idx, blob_key, token, token_sealed, content_type, ext, size, created_at`
+
+func (s *DB) scanCreation(row scanner) (*gengate.Creation, error) {
+	return s.scanCreationFor(row, "")
+}
+
+// scanCreationFor scans a creation found by the URL token presented (""
+// when it was not found by one): a row that is not that token's is
+// sql.ErrNoRows (filetokens.go: tokenMatches).
+func (s *DB) scanCreationFor(row scanner, presented string) (*gengate.Creation, error) {
 	c := &gengate.Creation{}
 	var created int64
-	if err := row.Scan(&c.ID, &c.AccountID, &c.TaskID, &c.Index, &c.Key, &c.Token, &c.ContentType, &c.Ext, &c.Size, &created); err != nil {
+	var stored string
+	var sealed sql.NullString
+	if err := row.Scan(&c.ID, &c.AccountID, &c.TaskID, &c.Index, &c.Key, &stored, &sealed, &c.ContentType, &c.Ext, &c.Size, &created); err != nil {
 		return nil, err
 	}
+	if presented != "" && !tokenMatches(presented, stored, sealed) {
+		return nil, sql.ErrNoRows
+	}
 	c.CreatedAt = fromMS(created)
+	var err error
+	if c.Token, err = s.openToken(stored, sealed, c.ID); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -637,9 +655,10 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 			return err
 		}
 		for _, c := range t.Outputs {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO creations (id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-				c.ID, c.AccountID, c.TaskID, c.Index, c.Key, c.Token, c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)); err != nil {
+			digest, sealed := s.storedToken(c.Token, c.ID)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO creations (`+creationColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				c.ID, c.AccountID, c.TaskID, c.Index, c.Key, digest, sealed, c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)); err != nil {
 				return err
 			}
 		}
@@ -676,8 +695,9 @@ func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([
 
 // FindCreation returns the creation with the URL token.
 func (s *DB) FindCreation(ctx context.Context, token string) (*gengate.Creation, error) {
-	c, err := scanCreation(s.reader().QueryRowContext(ctx, `SELECT id, account_id, task_id, idx, blob_key, token, content_type, ext, size, created_at
-		FROM creations WHERE token = $1`, token))
+	digest, clear := tokenLookupArgs(token)
+	c, err := s.scanCreationFor(s.reader().QueryRowContext(ctx, `SELECT `+creationColumns+` FROM creations WHERE `+tokenLookup,
+		digest, clear), token)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("file", "")
 	}

@@ -11,20 +11,22 @@ import (
 
 var _ gengate.UploadStore = (*DB)(nil)
 
-const uploadColumns = `id, account_id, blob_key, token, content_type, ext, size, created_at, expires_at`
+const uploadColumns = `id, account_id, blob_key, token, token_sealed, content_type, ext, size, created_at, expires_at`
 
 // CreateUpload stores an uploaded file's record.
 func (s *DB) CreateUpload(ctx context.Context, u *gengate.Upload) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO uploads (`+uploadColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		u.ID, u.AccountID, u.Key, u.Token, u.ContentType, u.Ext, u.Size, ms(u.CreatedAt), ms(u.ExpiresAt))
+	digest, sealed := s.storedToken(u.Token, u.ID)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO uploads (`+uploadColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		u.ID, u.AccountID, u.Key, digest, sealed, u.ContentType, u.Ext, u.Size, ms(u.CreatedAt), ms(u.ExpiresAt))
 	return err
 }
 
 // FindUpload returns the upload with the URL token unless it expired
 // before now.
 func (s *DB) FindUpload(ctx context.Context, token string, now time.Time) (*gengate.Upload, error) {
-	u, err := scanUpload(s.reader().QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE token = $1 AND expires_at > $2`,
-		token, ms(now)))
+	digest, clear := tokenLookupArgs(token)
+	u, err := s.scanUploadFor(s.reader().QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE `+tokenLookup+` AND expires_at > $3`,
+		digest, clear, ms(now)), token)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("file", "")
 	}
@@ -42,7 +44,7 @@ func (s *DB) ExpiredUploads(ctx context.Context, before time.Time, limit int) ([
 	defer rows.Close()
 	var out []*gengate.Upload
 	for rows.Next() {
-		u, err := scanUpload(rows)
+		u, err := s.scanUploadFor(rows, "")
 		if err != nil {
 			return nil, err
 		}
@@ -57,12 +59,24 @@ func (s *DB) DeleteUpload(ctx context.Context, id string) error {
 	return err
 }
 
-func scanUpload(row scanner) (*gengate.Upload, error) {
+// scanUploadFor scans an upload found by the URL token presented (""
+// when it was not found by one): a row that is not that token's is
+// sql.ErrNoRows (filetokens.go: tokenMatches).
+func (s *DB) scanUploadFor(row scanner, presented string) (*gengate.Upload, error) {
 	u := &gengate.Upload{}
 	var created, expires int64
-	if err := row.Scan(&u.ID, &u.AccountID, &u.Key, &u.Token, &u.ContentType, &u.Ext, &u.Size, &created, &expires); err != nil {
+	var stored string
+	var sealed sql.NullString
+	if err := row.Scan(&u.ID, &u.AccountID, &u.Key, &stored, &sealed, &u.ContentType, &u.Ext, &u.Size, &created, &expires); err != nil {
 		return nil, err
 	}
+	if presented != "" && !tokenMatches(presented, stored, sealed) {
+		return nil, sql.ErrNoRows
+	}
 	u.CreatedAt, u.ExpiresAt = fromMS(created), fromMS(expires)
+	var err error
+	if u.Token, err = s.openToken(stored, sealed, u.ID); err != nil {
+		return nil, err
+	}
 	return u, nil
 }

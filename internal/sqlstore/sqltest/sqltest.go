@@ -70,11 +70,21 @@ func URL(tb testing.TB, dialect string) string {
 	return u.String()
 }
 
+// FileTokenKey is the server key every store Open returns seals file
+// tokens with, as the processes of one deployment share theirs.
+var FileTokenKey = func() *gengate.SecretBox {
+	b, err := gengate.NewSecretBox([]byte("sqltest file token key, 32 bytes or more"))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
 // Open returns a fresh, migrated store of the dialect, closed when the test
 // ends.
 func Open(tb testing.TB, dialect string) *sqlstore.DB {
 	tb.Helper()
-	s, err := sqlstore.Open(context.Background(), URL(tb, dialect), tb.TempDir())
+	s, err := sqlstore.Open(context.Background(), URL(tb, dialect), tb.TempDir(), sqlstore.WithFileTokenKey(FileTokenKey))
 	if err != nil {
 		tb.Fatalf("open %s store: %v", dialect, err)
 	}
