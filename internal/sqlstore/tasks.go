@@ -650,15 +650,20 @@ func (u taskUpdate) run(ctx context.Context, tx execer) error {
 // creations or its refund, in one transaction.
 func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error {
 	u := newTaskUpdate(t, true)
+	// The outputs' tokens as stored (filetokens.go), made here rather than
+	// on the writer.
+	digests, sealed := make([]string, len(t.Outputs)), make([]string, len(t.Outputs))
+	for i, c := range t.Outputs {
+		digests[i], sealed[i] = s.storedToken(c.Token, c.ID)
+	}
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := u.run(ctx, tx); err != nil {
 			return err
 		}
-		for _, c := range t.Outputs {
-			digest, sealed := s.storedToken(c.Token, c.ID)
+		for i, c := range t.Outputs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO creations (`+creationColumns+`)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				c.ID, c.AccountID, c.TaskID, c.Index, c.Key, digest, sealed, c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)); err != nil {
+				c.ID, c.AccountID, c.TaskID, c.Index, c.Key, digests[i], sealed[i], c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)); err != nil {
 				return err
 			}
 		}
