@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
-	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
@@ -193,7 +192,7 @@ func TestCrashRecovery(t *testing.T) {
 				t.Fatal("every task had finished before the kill; nothing was in flight")
 			}
 			// The database says what the kill interrupted.
-			store, err := sqlstore.Open(context.Background(), dbURL, dir)
+			store, err := openDataStore(context.Background(), dbURL, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +232,7 @@ func TestCrashRecovery(t *testing.T) {
 				return len(done) == len(tasks)
 			})
 
-			store, err = sqlstore.Open(context.Background(), dbURL, dir)
+			store, err = openDataStore(context.Background(), dbURL, dir)
 			if err != nil {
 				t.Fatal(err)
 			}

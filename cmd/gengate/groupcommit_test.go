@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
-	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
@@ -38,7 +37,7 @@ func groupCommitKillStorm(t *testing.T, dialect string) {
 	key, account := p.key, p.account
 	const grant = 1_000_000
 	{
-		store, err := sqlstore.Open(context.Background(), dbURL, dir)
+		store, err := openDataStore(context.Background(), dbURL, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +110,7 @@ func groupCommitKillStorm(t *testing.T, dialect string) {
 	}
 
 	// What the kills cut off: answered or not, by whether the task exists.
-	store, err := sqlstore.Open(context.Background(), dbURL, dir)
+	store, err := openDataStore(context.Background(), dbURL, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gengate/gengate/internal/sqlstore"
 )
 
 // noEnv is a getenv that sees no GENGATE_* variables, so that the
@@ -234,5 +237,28 @@ func poll(t *testing.T, d, tick time.Duration, what string, cond func() bool) {
 			t.Fatalf("timed out after %s waiting for %s", d, what)
 		}
 		<-time.After(tick)
+	}
+}
+
+// openDataStore opens the database of a server whose --data is dir, under
+// its server key (<dir>/webhook.key), as another process of the install
+// would: file URL tokens are sealed under that key.
+func openDataStore(ctx context.Context, dbURL, dir string) (*sqlstore.DB, error) {
+	box, err := webhookBox(&Config{Data: dir})
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.Open(ctx, dbURL, dir, sqlstore.WithFileTokenKey(box))
+}
+
+// copyFile copies the file at src to dst (0600).
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

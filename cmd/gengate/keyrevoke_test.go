@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -61,7 +62,11 @@ func TestKeyRevokedAcrossProcesses(t *testing.T) {
 
 			var took time.Duration
 			if dialect == "postgres" {
-				b := startProcess(t, "--database", dbURL, "--data", t.TempDir(), "--addr", "127.0.0.1:0")
+				// Another process of the install: its own --data, the
+				// install's server key (docs/security.md).
+				bData := t.TempDir()
+				copyFile(t, filepath.Join(data, webhookKeyFile), filepath.Join(bData, webhookKeyFile))
+				b := startProcess(t, "--database", dbURL, "--data", bData, "--addr", "127.0.0.1:0")
 				wantCode(t, mustAPI(t, b.base, "DELETE", "/api/v1/keys/"+id, a.key, nil, nil), http.StatusNoContent)
 				took = waitRefused(t, a.base, key)
 			} else {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
-	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
@@ -117,7 +116,7 @@ func TestKillStorm(t *testing.T) {
 				return true
 			})
 
-			store, err := sqlstore.Open(context.Background(), dbURL, dir)
+			store, err := openDataStore(context.Background(), dbURL, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +165,7 @@ func TestKillStorm(t *testing.T) {
 // running server.
 func countTasks(t *testing.T, dbURL, dir string) int {
 	t.Helper()
-	store, err := sqlstore.Open(context.Background(), dbURL, dir)
+	store, err := openDataStore(context.Background(), dbURL, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,10 @@ not copied: workers on the destination pick up the tasks that were active.
 
 Output files are NOT copied: only database rows. Move the files under the
 old storage (default <data>/files) to the new one, or start the new
-processes with --storage pointing at the same place.
+processes with --storage pointing at the same place. Give the new
+processes the old server key too (--webhook-key, or a copy of
+<data>/webhook.key): file URL tokens and webhook secrets are sealed
+under it.
 
 --from and --to are never read from the environment. Opening a database
 brings its schema up to date, as every gengate command does.
@@ -215,5 +218,7 @@ func filesReminder(src, dst migrateEnd) string {
 	}
 	return "Output files were NOT copied (migrate-data copies database rows only). They are " + old + ".\n" +
 		"Move them to " + dest + ", or start the new processes with --storage pointing at the same place; " +
-		"until then the creations' URLs find no file."
+		"until then the creations' URLs find no file.\n" +
+		"Give the new processes the old server key (--webhook-key, or a copy of the old <data>/webhook.key): " +
+		"file URL tokens and webhook secrets are sealed under it."
 }

@@ -69,7 +69,14 @@ func TestMigrateData(t *testing.T) {
 	}
 
 	// Serve the PostgreSQL copy, with the old output files.
-	pgSrv := runServer(t, "--database", pg, "--data", t.TempDir(), "--storage", filepath.Join(dir, "files"), "--addr", "127.0.0.1:0")
+	// With the old server's key, as migrate-data says: the files' URL
+	// tokens are sealed under it.
+	serverKey, err := os.ReadFile(filepath.Join(dir, webhookKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgSrv := runServer(t, "--database", pg, "--data", t.TempDir(), "--storage", filepath.Join(dir, "files"), "--addr", "127.0.0.1:0",
+		"--webhook-key", strings.TrimSpace(string(serverKey)))
 	if pgSrv.key != "" {
 		t.Errorf("the copy looked empty to serve: it printed a first-start key")
 	}

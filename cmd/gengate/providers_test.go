@@ -13,7 +13,6 @@ import (
 
 	"github.com/gengate/gengate/internal/engine/fal/faltest"
 	"github.com/gengate/gengate/internal/engine/replicate/replicatetest"
-	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
 
@@ -256,7 +255,7 @@ func TestProviderCrashResume(t *testing.T) {
 	r := mustAPI(t, p1.base, "POST", "/api/v1/generate", p1.key, fluxBody, map[string]string{"Prefer": "respond-async"})
 	wantCode(t, r, http.StatusAccepted)
 	id := r.str("jobId")
-	store, err := sqlstore.Open(context.Background(), dbURL, dir)
+	store, err := openDataStore(context.Background(), dbURL, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -257,7 +257,11 @@ func TestScaleOutChaos(t *testing.T) {
 	fal.SetPolls(2) // submit, one "in progress" read, then completed
 	dbURL := sqltest.URL(t, "postgres")
 	cfg := writeConfig(t, "providers:\n"+falConfig(fal))
-	env := []string{"AWS_ACCESS_KEY_ID=" + s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3.Secret, "AWS_REGION=" + s3.Region}
+	// Every process of an install has the same server key (file URL
+	// tokens and webhook secrets are sealed under it: docs/security.md).
+	const serverKey = "scale-out test server key, 32 bytes or more"
+	env := []string{"AWS_ACCESS_KEY_ID=" + s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3.Secret, "AWS_REGION=" + s3.Region,
+		"GENGATE_WEBHOOK_KEY=" + serverKey}
 	host, _ := os.Hostname()
 	c := &scaleCluster{t: t, env: env, dbURL: dbURL, host: host, caught: map[string]bool{},
 		args: []string{"--database", dbURL, "--storage", s3.Spec(bucket), "--config", cfg,
@@ -274,7 +278,11 @@ func TestScaleOutChaos(t *testing.T) {
 	if first.key == "" {
 		t.Fatalf("the first API process printed no key; %s", first.logTail())
 	}
-	store, err := sqlstore.Open(ctx, dbURL, t.TempDir())
+	box, err := gengate.NewSecretBox([]byte(serverKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlstore.Open(ctx, dbURL, t.TempDir(), sqlstore.WithFileTokenKey(box))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gengate/gengate"
-	"github.com/gengate/gengate/internal/sqlstore"
 )
 
 // TestCrashMidOutputStream kills gengate (SIGKILL) while it streams a
@@ -86,7 +85,7 @@ func TestCrashMidOutputStream(t *testing.T) {
 		t.Fatalf("task %s: %s\n%s", id, r.body, p2.logTail())
 		return false
 	})
-	store, err := sqlstore.Open(context.Background(), dbURL, dir)
+	store, err := openDataStore(context.Background(), dbURL, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,9 +215,11 @@ func countRows(ctx context.Context, q querier, now time.Time) (CopyStats, error)
 }
 
 // notData are the tables the copy leaves alone: the migrations' own
-// bookkeeping, and key_changes (a counter each database keeps for its own
-// processes, created by its migration).
-var notData = map[string]bool{"goose_db_version": true, "key_changes": true}
+// bookkeeping, key_changes (a counter each database keeps for its own
+// processes, created by its migration) and server_key (the check of the
+// key the first serve on a database opened it with: filetokens.go; the
+// copy's processes must be given the source's key, migrate-data says so).
+var notData = map[string]bool{"goose_db_version": true, "key_changes": true, "server_key": true}
 
 // checkSchema refuses a database with a table or column copyTables does not
 // know: copying it would leave data behind without a word.

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/gengate/gengate"
@@ -119,6 +120,28 @@ func (s *DB) sealFileTokens(ctx context.Context) error {
 				return fmt.Errorf("seal file tokens: %w", err)
 			}
 		}
+	}
+	return nil
+}
+
+// serverKeyCheck is the value sealed in the server_key table.
+const serverKeyCheck = "gengate server key"
+
+// checkServerKey refuses a server key other than the one the database's
+// secrets are sealed under: the first process to open the database with
+// a key records a value sealed under it, and every later one must open it.
+func (s *DB) checkServerKey(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO server_key (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`,
+		s.files.Seal(serverKeyCheck, "server key")); err != nil {
+		return fmt.Errorf("server key: %w", err)
+	}
+	var sealed string
+	if err := s.db.QueryRowContext(ctx, `SELECT sealed FROM server_key WHERE id = 1`).Scan(&sealed); err != nil {
+		return fmt.Errorf("server key: %w", err)
+	}
+	if v, err := s.files.Open(sealed, "server key"); err != nil || v != serverKeyCheck {
+		return errors.New("server key: this database's file URL tokens and webhook secrets are sealed under another key; " +
+			"give this process the same --webhook-key (or <data>/webhook.key) as the install's other processes")
 	}
 	return nil
 }

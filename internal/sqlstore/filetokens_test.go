@@ -149,3 +149,40 @@ func TestLegacyFileTokensSealed(t *testing.T) {
 		})
 	}
 }
+
+// TestServerKeyChecked: a process opening the database with a key other
+// than the one its secrets are sealed under is refused at Open, not later
+// on each file; one with the same key, or none (a tool), opens it.
+func TestServerKeyChecked(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			url, dir := sqltest.URL(t, d), t.TempDir()
+			other, err := gengate.NewSecretBox([]byte("another server key, 32 bytes or more"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				name string
+				opts []sqlstore.Option
+				ok   bool
+			}{
+				{"first key", []sqlstore.Option{sqlstore.WithFileTokenKey(sqltest.FileTokenKey)}, true},
+				{"another key", []sqlstore.Option{sqlstore.WithFileTokenKey(other)}, false},
+				{"the same key", []sqlstore.Option{sqlstore.WithFileTokenKey(sqltest.FileTokenKey)}, true},
+				{"no key", nil, true},
+			} {
+				s, err := sqlstore.Open(ctx, url, dir, c.opts...)
+				if c.ok != (err == nil) {
+					t.Fatalf("Open with %s: %v; want ok=%v", c.name, err, c.ok)
+				}
+				if err != nil && !strings.Contains(err.Error(), "--webhook-key") {
+					t.Errorf("Open with %s: %v; want it to name --webhook-key", c.name, err)
+				}
+				if s != nil {
+					s.Close()
+				}
+			}
+		})
+	}
+}

@@ -150,7 +150,11 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.create = newPGCreator(s.db, o.batchWait, s.work.wake)
 	}
 	if o.fileBox != nil { // only under the server's key: a tool's own key would lose them
-		if err := s.sealFileTokens(ctx); err != nil {
+		err := s.checkServerKey(ctx)
+		if err == nil {
+			err = s.sealFileTokens(ctx)
+		}
+		if err != nil {
 			s.Close()
 			return nil, err
 		}
