@@ -31,6 +31,8 @@ func FileTokenDigest(token string) string {
 func IsFileTokenDigest(s string) bool { return strings.Contains(s, fileDigestMark) }
 
 const (
+	// fileTokenPrefix is the length of an output token's time
+	// (NewFileToken), which its digest keeps.
 	fileTokenPrefix = 8
 	fileDigestMark  = "~"
 )

@@ -21,7 +21,7 @@ func NewTaskID(now time.Time) string {
 // NewCreationID returns an output's (a creation's) id, time-ordered like a
 // task's: the finish that records it, on SQLite a write of the one writer,
 // then adds to the end of the creations' key index instead of to a random
-// page of it (issue 15). Its URL token stays random (NewToken).
+// page of it (issue 15). Its URL token is NewFileToken's.
 func NewCreationID(now time.Time) string {
 	return newTimeID(now)
 }
@@ -50,7 +50,7 @@ func newTimeID(now time.Time) string {
 // then adds to the end of the tokens' unique index instead of to a random
 // page of it (issue 15).
 func NewFileToken(now time.Time) string {
-	var b [8]byte
+	var b [fileTokenPrefix]byte
 	ms := uint64(max(now.UnixMilli(), 0))
 	for i := len(b) - 1; i >= 0; i-- {
 		b[i] = base62[ms%62]
