@@ -257,6 +257,26 @@ func (s *DB) StatusPlans(ctx context.Context, statuses ...gengate.Status) (map[s
 	return plans, nil
 }
 
+// ClearTokensPlan returns SQLite's plan of Open's query of the table's
+// rows whose file token is in clear (filetokens.go).
+func (s *DB) ClearTokensPlan(ctx context.Context, table string) (string, error) {
+	var lines []string
+	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+clearTokensQuery(table))
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return "", err
+		}
+		lines = append(lines, detail)
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
 // CloseReaders closes SQLite's read pool, so that every read fails.
 func (s *DB) CloseReaders() { s.read.Close() }
 

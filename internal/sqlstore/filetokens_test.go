@@ -186,3 +186,19 @@ func TestServerKeyChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestClearTokensIndexed: Open's look for rows whose token is in clear,
+// made at every start, reads the partial index of such rows (empty once
+// they are rewritten), not the whole table.
+func TestClearTokensIndexed(t *testing.T) {
+	s := sqltest.Open(t, "sqlite")
+	for _, table := range []string{"creations", "uploads"} {
+		plan, err := s.ClearTokensPlan(context.Background(), table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, table+"_clear_token") {
+			t.Errorf("%s: plan %q; want the partial index %s_clear_token", table, plan, table)
+		}
+	}
+}
