@@ -114,16 +114,7 @@ func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lea
 // tasks whose rows could not be decoded are returned apart, with the
 // columns that could be read.
 func (s *DB) readClaimed(ctx context.Context, token string, claimed []claimedRow, checkpoint bool) (out, unreadable []*gengate.Task, err error) {
-	ids := make([]byte, 0, 2+len(claimed)*8)
-	ids = append(ids, '[')
-	for i, c := range claimed {
-		if i > 0 {
-			ids = append(ids, ',')
-		}
-		ids = strconv.AppendInt(ids, c.rowid, 10)
-	}
-	ids = append(ids, ']')
-	rows, err := s.reader().QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE rowid IN (SELECT value FROM json_each($1))`, string(ids))
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE rowid IN (SELECT value FROM json_each($1))`, claimedRowids(claimed))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the claimed tasks: %w", err)
 	}
@@ -165,20 +156,29 @@ func (s *DB) readClaimed(ctx context.Context, token string, claimed []claimedRow
 	return out, unreadable, nil
 }
 
+// claimedRowids is the claimed rows' rowids as a JSON array, for
+// json_each.
+func claimedRowids(claimed []claimedRow) string {
+	ids := make([]byte, 0, 2+len(claimed)*8)
+	ids = append(ids, '[')
+	for i, c := range claimed {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, c.rowid, 10)
+	}
+	return string(append(ids, ']'))
+}
+
 // handBackClaim undoes a claim whose tasks could not be read: leases
 // cleared, the attempt not counted, the tasks it checkpointed queued
 // again. Nothing has run them.
 func (s *DB) handBackClaim(ctx context.Context, token string, claimed []claimedRow) error {
-	var rowids, queued []any
+	queued := []string{}
 	for _, c := range claimed {
-		rowids = append(rowids, c.rowid)
 		if c.queued {
 			queued = append(queued, c.id)
 		}
-	}
-	r, err := json.Marshal(rowids)
-	if err != nil {
-		return err
 	}
 	q, err := json.Marshal(queued)
 	if err != nil {
@@ -187,7 +187,7 @@ func (s *DB) handBackClaim(ctx context.Context, token string, claimed []claimedR
 	return s.write(context.WithoutCancel(ctx), func(ctx context.Context, db dbtx) error {
 		_, err := db.ExecContext(ctx, `UPDATE tasks SET lease_token = '', lease_until = 0, attempts = attempts - 1,
 			status = CASE WHEN status = 'submitting' AND id IN (SELECT value FROM json_each($2)) THEN 'queued' ELSE status END
-			WHERE rowid IN (SELECT value FROM json_each($1)) AND lease_token = $3`, string(r), string(q), token)
+			WHERE rowid IN (SELECT value FROM json_each($1)) AND lease_token = $3`, claimedRowids(claimed), string(q), token)
 		return err
 	})
 }
