@@ -77,12 +77,7 @@ func belowExtend(im *workImage, p params, m []bool) []bool {
 	if len(sizes) == 0 {
 		return nil
 	}
-	best := int32(0)
-	for c, s := range sizes {
-		if s > sizes[best] {
-			best = int32(c)
-		}
-	}
+	best := largestComponent(sizes)
 	x0, x1, y0, y1 := w, -1, h, -1
 	for i, l := range lab {
 		if l == best {

@@ -254,3 +254,16 @@ func boxFilter(src, dst, tmp []float32, w, h, r int) {
 		}
 	})
 }
+
+// largestComponent is the label of the largest of the components whose
+// sizes imageops.Components gave (the first of equal ones); sizes must
+// not be empty.
+func largestComponent(sizes []int) int32 {
+	best := int32(0)
+	for c, n := range sizes {
+		if n > sizes[best] {
+			best = int32(c)
+		}
+	}
+	return best
+}

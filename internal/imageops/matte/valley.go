@@ -44,12 +44,7 @@ func valleyCut(m []bool, w, h int) bool {
 	if len(sizes) == 0 {
 		return false
 	}
-	big := int32(0)
-	for c, n := range sizes {
-		if n > sizes[big] {
-			big = int32(c)
-		}
-	}
+	big := largestComponent(sizes)
 	col := make([]float64, w)
 	for i, l := range lab {
 		if l == big {
