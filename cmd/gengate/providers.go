@@ -60,11 +60,14 @@ type engineFlags struct {
 	// downloadTimeout is --output-download-timeout: the longest one
 	// output download may take, into storage.
 	downloadTimeout time.Duration
+	// idleConns is --workers: the most idle connections kept to each
+	// provider, as many as the steps that may call it at once.
+	idleConns int
 }
 
 func (p providerConfig) upstream() upstreamConfig {
 	return upstreamConfig{APIKey: p.APIKey, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate,
-		DownloadTimeout: p.downloadTimeout}
+		DownloadTimeout: p.downloadTimeout, IdleConns: p.idleConns}
 }
 
 // providerEnv is the usual environment variable of each provider: setting
@@ -101,7 +104,7 @@ var engineKinds = map[string]func(name string, p providerConfig) (gengate.Engine
 		}
 		return google.NewVertex(name, google.VertexConfig{Project: p.Project, Location: p.Location,
 			CredentialsFile: p.CredentialsFile, BaseURL: p.BaseURL, AllowPrivateOutputs: p.allowPrivate,
-			DownloadTimeout: p.downloadTimeout})
+			DownloadTimeout: p.downloadTimeout, IdleConns: p.idleConns})
 	},
 	"openai-compatible": func(name string, p providerConfig) (gengate.Engine, error) {
 		if p.BaseURL == "" {

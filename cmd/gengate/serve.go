@@ -50,7 +50,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay, engineFlags{allowPrivate: cfg.AllowPrivate, downloadTimeout: cfg.OutputDownloadTimeout})
+	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay, engineFlags{allowPrivate: cfg.AllowPrivate, downloadTimeout: cfg.OutputDownloadTimeout, idleConns: cfg.Workers})
 	if err != nil {
 		return err
 	}

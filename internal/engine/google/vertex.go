@@ -31,8 +31,10 @@ type VertexConfig struct {
 	BaseURL    string
 	StorageURL string
 	// HTTP is the client for every call, token fetches included; nil is
-	// upstream.NewHTTPClient().
+	// upstream.NewHTTPClient(IdleConns).
 	HTTP *http.Client
+	// IdleConns is upstream.Config's: the most idle connections kept.
+	IdleConns int
 	// AllowPrivateOutputs is --allow-private-inputs (upstream.Config).
 	AllowPrivateOutputs bool
 	// DownloadTimeout is --output-download-timeout (upstream.Config).
@@ -96,7 +98,7 @@ func NewVertex(name string, cfg VertexConfig) (*Vertex, error) {
 		cfg.StorageURL = DefaultStorageURL
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = upstream.NewHTTPClient()
+		cfg.HTTP = upstream.NewHTTPClient(cfg.IdleConns)
 	}
 	toks, err := newTokens(cfg.CredentialsFile, cfg.HTTP)
 	if err != nil {

@@ -590,25 +590,31 @@ func rootCause(err error) string {
 // connecting (dial, TLS) but not answering, because each call carries its
 // own deadline (SubmitTimeout, PollTimeout, the download timeout or the
 // request's Timeout: a synchronous image API may answer after minutes).
-// It keeps up to IdleConnsPerHost idle connections to each provider.
-func NewHTTPClient() *http.Client {
+// It keeps up to idle idle connections to each provider (0 or less:
+// DefaultIdleConnsPerHost).
+func NewHTTPClient(idle int) *http.Client {
+	if idle <= 0 {
+		idle = DefaultIdleConnsPerHost
+	}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 		IdleConnTimeout:     90 * time.Second,
-		MaxIdleConnsPerHost: IdleConnsPerHost,
+		MaxIdleConnsPerHost: idle,
 		ForceAttemptHTTP2:   true,
 	}}
 }
 
-// IdleConnsPerHost is how many idle connections NewHTTPClient keeps to one
-// provider: serve's default --workers (64), so that every step slot can
-// reuse a connection to a provider it calls. With fewer (it was 16), the
+// DefaultIdleConnsPerHost is how many idle connections NewHTTPClient keeps
+// to one provider when not told: serve's default --workers (64), so that
+// every step slot can reuse a connection to a provider it calls. serve
+// gives its --workers (Config.IdleConns), so the flag bounds both the
+// connections in use and those kept idle. With fewer (it was 16), the
 // calls over the number were each followed by a close and preceded by a
 // new dial: "gengate bench e2e" counted 2,074 connections for 2,000 tasks
 // (docs/benchmarks.md, issue 15).
-const IdleConnsPerHost = 64
+const DefaultIdleConnsPerHost = 64
 
 // Config is what every provider engine is configured with.
 type Config struct {
@@ -617,8 +623,12 @@ type Config struct {
 	// BaseURL replaces the provider's real one (mirrors, self-hosted
 	// servers, tests).
 	BaseURL string
-	// HTTP is the client for every call; nil is NewHTTPClient().
+	// HTTP is the client for every call; nil is NewHTTPClient(IdleConns).
 	HTTP *http.Client
+	// IdleConns is the most idle connections kept to the provider for
+	// reuse when HTTP is nil (serve: --workers); 0 is
+	// DefaultIdleConnsPerHost.
+	IdleConns int
 	// AllowPrivateOutputs lets output downloads from hosts other than the
 	// provider's own reach loopback and private addresses
 	// (--allow-private-inputs); the provider's own host is always allowed.
@@ -636,7 +646,7 @@ func NewClient(name string, cfg Config, def, header, prefix string, explain func
 		cfg.BaseURL = def
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = NewHTTPClient()
+		cfg.HTTP = NewHTTPClient(cfg.IdleConns)
 	}
 	c := &Client{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), HTTP: cfg.HTTP, Explain: explain,
 		AllowPrivate: cfg.AllowPrivateOutputs, DownloadTimeout: cfg.DownloadTimeout}
