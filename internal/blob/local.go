@@ -50,6 +50,16 @@ func NewLocal(dir string) (*Local, error) {
 			return nil, err
 		}
 	}
+	// The directories made from now on get block groups of their own
+	// (spread_linux.go), those made in the root's directories too.
+	spreadSubdirs(dir)
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				spreadSubdirs(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 	return &Local{dir: dir}, nil
 }
 
@@ -154,19 +164,28 @@ func (l *Local) createTemp(dir string) (*os.File, error) {
 	}
 }
 
-// mkdirs makes dir and the directories above it that are missing, and
-// syncs the directory of each one it made, so that a file renamed into dir
-// later is not lost with its directory's name in a crash.
+// mkdirs makes dir and the directories above it that are missing, from
+// the highest down, each marked to spread the directories made in it
+// (spread_linux.go) before they are made, and syncs the directory of each
+// one it made, so that a file renamed into dir later is not lost with its
+// directory's name in a crash.
 func (l *Local) mkdirs(dir string) error {
-	top := dir // the highest directory missing
+	var missing []string // from dir up to the highest directory missing
 	for d := dir; d != l.dir && len(d) > len(l.dir); d = filepath.Dir(d) {
 		if _, err := os.Stat(d); err == nil {
 			break
 		}
-		top = d
+		missing = append(missing, d)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		spreadSubdirs(missing[i])
+	}
+	top := dir // the highest directory made; dir's name is synced even when it was there
+	if len(missing) > 0 {
+		top = missing[len(missing)-1]
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if err := syncPath(filepath.Dir(d)); err != nil {
