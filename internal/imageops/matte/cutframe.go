@@ -174,6 +174,11 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 			}
 		}
 	}
+	if p.across {
+		if e := acrossExtend(im, p, m); e != nil {
+			m = e
+		}
+	}
 	if p.solidHoles {
 		solidHoles(im, m, p.comps)
 	}

@@ -30,6 +30,7 @@ type params struct {
 	below        bool    // add the subject's continuation below it (below.go)
 	figure       bool    // add a figure under a fragmented mask's central component (figure.go)
 	valley       bool    // keep one of two things standing side by side (valley.go)
+	across       bool    // add the subject's continuation across a cut with no edge (cutacross.go)
 }
 
 var defaultParams = params{
@@ -54,6 +55,7 @@ var defaultParams = params{
 	below:        true,
 	figure:       true,
 	valley:       true,
+	across:       true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.

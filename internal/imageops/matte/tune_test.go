@@ -96,6 +96,8 @@ func tuneParams(t *testing.T) params {
 			p.edgeReach = v
 		case "valley":
 			p.valley = v != 0
+		case "across":
+			p.across = v != 0
 		case "sideOutlier":
 			p.sideOutlier = v
 		default:
