@@ -28,6 +28,10 @@ import (
 type Local struct {
 	dir  string
 	dirs sync.Map // directory path -> *dirSyncer, for directories known to exist
+	// parents holds the *dirSyncer of each directory mkdirs made one in
+	// (the root, outputs/, inputs/): a few, kept apart from dirs so that
+	// dirs holds only directories that still exist.
+	parents sync.Map
 }
 
 var _ gengate.Blobs = (*Local)(nil)
@@ -168,7 +172,8 @@ func (l *Local) createTemp(dir string) (*os.File, error) {
 // the highest down, each marked to spread the directories made in it
 // (spread_linux.go) before they are made, and syncs the directory of each
 // one it made, so that a file renamed into dir later is not lost with its
-// directory's name in a crash.
+// directory's name in a crash; directories made at once in one parent
+// share its fsync (dirSyncer).
 func (l *Local) mkdirs(dir string) error {
 	var missing []string // from dir up to the highest directory missing
 	for d := dir; d != l.dir && len(d) > len(l.dir); d = filepath.Dir(d) {
@@ -188,7 +193,9 @@ func (l *Local) mkdirs(dir string) error {
 		top = missing[len(missing)-1]
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if err := syncPath(filepath.Dir(d)); err != nil {
+		// Shared like a rename's: the 256 output shards are made in
+		// the first moments of a new store, all in outputs/.
+		if err := syncShared(&l.parents, filepath.Dir(d)); err != nil {
 			return err
 		}
 		if d == top || len(d) <= len(l.dir) {
@@ -252,10 +259,13 @@ func ignoringEINTR(call func() (int, error)) (int, error) {
 // syncDir makes the renames done in dir durable (fsync of the directory).
 // Writers finishing at once share one fsync: a sync started after a
 // writer's rename covers it, so a writer that finds one done skips its own.
-func (l *Local) syncDir(dir string) error {
-	v, ok := l.dirs.Load(dir)
+func (l *Local) syncDir(dir string) error { return syncShared(&l.dirs, dir) }
+
+// syncShared syncs dir through its dirSyncer in syncers.
+func syncShared(syncers *sync.Map, dir string) error {
+	v, ok := syncers.Load(dir)
 	if !ok {
-		v, _ = l.dirs.LoadOrStore(dir, &dirSyncer{})
+		v, _ = syncers.LoadOrStore(dir, &dirSyncer{})
 	}
 	return v.(*dirSyncer).sync(dir)
 }
