@@ -56,10 +56,9 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	serve := []string{"--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers)}
-	if profile != "" {
-		serve = append(serve, "--admin-addr", "127.0.0.1:0")
-	}
+	// The operator listener serves the profile and the SQLite writer's
+	// stages (benchStages).
+	serve := []string{"--sandbox-delay", delay.String(), "--workers", strconv.Itoa(workers), "--admin-addr", "127.0.0.1:0"}
 	srv, err := startBenchServer(ctx, data, database, serve...)
 	if err != nil {
 		return err
@@ -96,6 +95,7 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 			profiled = make(chan error, 1)
 			go func() { profiled <- benchCPUProfile(srv, profile, duration) }()
 		}
+		before := benchStages(srv)
 		r := benchRound(ctx, srv, key, body, clients, duration)
 		if profiled != nil {
 			if err := <-profiled; err != nil {
@@ -104,6 +104,7 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 		}
 		best = max(best, r.rate())
 		r.print(stdout, fmt.Sprintf("gengate #%d", i+1))
+		printStages(stdout, before, benchStages(srv))
 	}
 	if preload > 0 {
 		rate, err := benchPreload(ctx, srv, database, data, key, body, preload, delay, stdout)

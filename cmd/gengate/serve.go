@@ -205,6 +205,9 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
 	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
+	if err := metrics.Register(writeStagesCollector{store}); err != nil {
+		return err
+	}
 	admin, err := startAdmin(cfg, metrics, stdout)
 	if err != nil {
 		return err

@@ -108,6 +108,10 @@ func (m *Metrics) series(route string, code int) *routeSeries {
 	return s.(*routeSeries)
 }
 
+// Register adds a collector of the process's own (the wiring's: the
+// SQLite writer's stages, say) to the metrics.
+func (m *Metrics) Register(c prometheus.Collector) error { return m.reg.Register(c) }
+
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 

@@ -81,6 +81,9 @@ type writeJob struct {
 	// with the others of its batch (createbatch.go); fn makes it alone.
 	create *groupCreate
 	done   chan error // buffered: the writer never waits for a caller
+	// sent and taken time its stages (writestages.go): when its caller
+	// sent it, when the writer took it.
+	sent, taken time.Time
 }
 
 // groupWriter is the one writer of a SQLite store.
@@ -103,6 +106,8 @@ type groupWriter struct {
 	// writes in them and the time spent running them, COMMIT included:
 	// the writer's work, which bounds what SQLite can do.
 	batches, writes, busy atomic.Int64
+
+	stages writeStages // where the writes' time went (writestages.go)
 
 	// beforeCommit, when set (tests only), runs before each COMMIT; an
 	// error fails the batch as a failed COMMIT would.
@@ -137,6 +142,7 @@ func (w *groupWriter) send(ctx context.Context, j *writeJob) error {
 		return err
 	}
 	j.done = make(chan error, 1)
+	j.sent = time.Now()
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -149,7 +155,9 @@ func (w *groupWriter) send(ctx context.Context, j *writeJob) error {
 		return ctx.Err()
 	}
 	w.mu.RUnlock()
-	return <-j.done
+	err := <-j.done
+	w.stages.stages[StageTotal].observe(time.Since(j.sent))
+	return err
 }
 
 // close lets the writer commit what is queued and stops it.
@@ -172,6 +180,7 @@ func (w *groupWriter) run() {
 	for {
 		select {
 		case j := <-w.jobs:
+			j.taken = time.Now()
 			batch = append(batch[:0], j)
 		case <-w.quit:
 			// No job can be sent any more (closed is set under the
@@ -179,7 +188,9 @@ func (w *groupWriter) run() {
 			for {
 				batch = batch[:0]
 				for len(batch) < w.max && len(w.jobs) > 0 {
-					batch = append(batch, <-w.jobs)
+					j := <-w.jobs
+					j.taken = time.Now()
+					batch = append(batch, j)
 				}
 				if len(batch) == 0 {
 					return
@@ -206,6 +217,7 @@ func (w *groupWriter) run() {
 			for len(batch) < target {
 				select {
 				case j := <-w.jobs:
+					j.taken = time.Now()
 					batch = append(batch, j)
 				case <-gather.C:
 					break wait
@@ -219,6 +231,7 @@ func (w *groupWriter) run() {
 		for len(batch) < w.max {
 			select {
 			case j := <-w.jobs:
+				j.taken = time.Now()
 				batch = append(batch, j)
 			default:
 				break fill
@@ -246,6 +259,7 @@ func (w *groupWriter) commit(batch []*writeJob) {
 			j.done <- err
 		}
 	}
+	began := time.Now()
 	tx, err := w.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): the write lock
 	if err != nil {
 		fail(err)
@@ -297,12 +311,28 @@ func (w *groupWriter) commit(batch []*writeJob) {
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	committing := time.Now()
+	err = tx.Commit()
+	w.observe(batch, began, committing, time.Now())
+	if err != nil {
 		fail(fmt.Errorf("group commit of %d writes: %w", len(batch), err))
 		return
 	}
 	for i, j := range batch {
 		j.done <- errs[i]
+	}
+}
+
+// observe counts the stages of a committed batch's writes: it began at
+// began, its COMMIT at committing, and ended at ended.
+func (w *groupWriter) observe(batch []*writeJob, began, committing, ended time.Time) {
+	exec, commit := committing.Sub(began), ended.Sub(committing)
+	st := &w.stages.stages
+	for _, j := range batch {
+		st[StageQueue].observe(j.taken.Sub(j.sent))
+		st[StageGather].observe(began.Sub(j.taken))
+		st[StageExec].observe(exec)
+		st[StageCommit].observe(commit)
 	}
 }
 

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPrintStages: the writer's stage quantiles of a round come from the
+// difference of two /metrics readings, as the bucket bound they fall under.
+func TestPrintStages(t *testing.T) {
+	metrics := func(queue [3]int, batches int) string {
+		return `# HELP gengate_sqlite_write_seconds ...
+gengate_sqlite_write_seconds_bucket{stage="queue",le="5e-05"} ` + itoa(queue[0]) + `
+gengate_sqlite_write_seconds_bucket{stage="queue",le="0.0001"} ` + itoa(queue[1]) + `
+gengate_sqlite_write_seconds_bucket{stage="queue",le="+Inf"} ` + itoa(queue[2]) + `
+gengate_sqlite_write_seconds_sum{stage="queue"} 1.5
+gengate_sqlite_batches_total ` + itoa(batches) + "\n"
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after string
+		want          string
+	}{
+		{"all fast", metrics([3]int{10, 10, 10}, 1), metrics([3]int{110, 110, 110}, 11),
+			"queue ≤50µs/≤50µs"},
+		{"a slow tail", metrics([3]int{0, 0, 0}, 0), metrics([3]int{90, 98, 100}, 10),
+			"queue ≤50µs/>100µs"},
+		{"the earlier round does not count", metrics([3]int{0, 0, 1000}, 0), metrics([3]int{100, 100, 1100}, 1),
+			"queue ≤50µs/≤50µs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			printStages(&out, parseStages(strings.NewReader(tc.before)), parseStages(strings.NewReader(tc.after)))
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("printed %q, want it to contain %q", out.String(), tc.want)
+			}
+		})
+	}
+	var out strings.Builder
+	printStages(&out, parseStages(strings.NewReader("go_goroutines 10\n")), nil)
+	if out.Len() != 0 {
+		t.Errorf("printed %q without the writer's metrics (PostgreSQL)", out.String())
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

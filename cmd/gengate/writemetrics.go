@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gengate/gengate/internal/sqlstore"
+)
+
+// writeStagesCollector reports the SQLite writer's stage histograms
+// (internal/sqlstore/writestages.go) on /metrics:
+// gengate_sqlite_write_seconds{stage="queue|gather|exec|commit|total"}
+// and gengate_sqlite_batches_total. On PostgreSQL it reports nothing.
+type writeStagesCollector struct{ store *sqlstore.DB }
+
+var (
+	writeSecondsDesc = prometheus.NewDesc("gengate_sqlite_write_seconds",
+		"Time a write spent in each stage of the SQLite writer: queue (waiting for the writer), gather (the batch gathering), exec (the batch's statements), commit (COMMIT: WAL write and fsync), total (send to answer).",
+		[]string{"stage"}, nil)
+	batchesDesc = prometheus.NewDesc("gengate_sqlite_batches_total", "Batches the SQLite writer committed (or failed).", nil, nil)
+)
+
+func (c writeStagesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- writeSecondsDesc
+	ch <- batchesDesc
+}
+
+func (c writeStagesCollector) Collect(ch chan<- prometheus.Metric) {
+	stages, batches := c.store.WriteStages()
+	if stages == nil {
+		return
+	}
+	for _, h := range stages {
+		buckets := make(map[float64]uint64, len(sqlstore.StageBounds))
+		var n uint64
+		for i, b := range sqlstore.StageBounds {
+			n += h.Counts[i]
+			buckets[b.Seconds()] = n
+		}
+		n += h.Counts[len(h.Counts)-1]
+		ch <- prometheus.MustNewConstHistogram(writeSecondsDesc, n, h.Sum.Seconds(), buckets, h.Stage)
+	}
+	ch <- prometheus.MustNewConstMetric(batchesDesc, prometheus.CounterValue, float64(batches))
+}
