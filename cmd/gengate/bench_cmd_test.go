@@ -36,6 +36,11 @@ func TestBenchSubmit(t *testing.T) {
 			if !regexp.MustCompile(`ratio gengate/bare: \d+\.\d+`).Match(out) {
 				t.Errorf("no ratio in\n%s", out)
 			}
+			// On SQLite each round reports where the writes' time went.
+			stages := regexp.MustCompile(`(?m)^  writer p50/p99: queue [≤>]\S+/[≤>]\S+, .*total [≤>]\S+/[≤>]\S+`).Match(out)
+			if stages != (dialect == "sqlite") {
+				t.Errorf("writer stages printed: %v, want %v on %s\n%s", stages, dialect == "sqlite", dialect, out)
+			}
 		})
 	}
 }
