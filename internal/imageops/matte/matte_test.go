@@ -129,7 +129,7 @@ func TestMaxflowSmall(t *testing.T) {
 	// is the weak middle edge.
 	g := newGridGraph(3, 1)
 	g.reset()
-	set := func(i, k int, c float32) { g.rcap[8*i+k] = c; g.rcap[int(g.head[8*i+k])*8+7-k] = c }
+	set := func(i, k int, c float32) { g.rcap[8*i+k] = c; g.rcap[int(g.neighbour(int32(8*i+k)))*8+7-k] = c }
 	set(0, 4, 5)
 	set(1, 4, 1)
 	g.trcap[0], g.trcap[2] = 10, -10

@@ -2,7 +2,6 @@ package matte
 
 import (
 	"math"
-	"sort"
 
 	"github.com/gengate/gengate/internal/imageops"
 )
@@ -63,6 +62,7 @@ type workImage struct {
 	w, h int
 	rgb  []float32 // interleaved 0..255
 	lab  []float32 // interleaved L*a*b*
+	memo *segMemo  // analyses every segment of this image repeats (segmemo.go)
 }
 
 // frameMask marks the border frame.
@@ -166,11 +166,7 @@ func normalize(v []float32) {
 	if len(v) == 0 {
 		return
 	}
-	s := make([]float32, len(v))
-	copy(s, v)
-	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
-	lo := s[len(s)/100]
-	hi := s[len(s)-1-len(s)/100]
+	lo, hi := rankValues(v, len(v)/100, len(v)-1-len(v)/100)
 	if hi <= lo {
 		hi = lo + 1
 	}
@@ -269,7 +265,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 	penFrame := frame
 	var plain *plainBackdrop
 	if h == nil && p.plainWeight > 0 {
-		plain = analysePlain(im, frame)
+		plain = im.plainFor(frame, p.frame)
 		if plain != nil {
 			cut = nil // the backdrop model finds the subject in the frame itself
 		}
@@ -281,7 +277,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 			penFrame[i] = frame[i] && plain.off[i] < 0.5
 		}
 	} else if h == nil && p.sideOutlier > 0 {
-		d := sideOutlier(im, p.frame, p.comps)
+		d := im.sideOutlierFor(p.frame, p.comps)
 		for s := 0; s < 4; s++ {
 			if d[s] > p.sideOutlier {
 				sm := sideMask(w, hh, p.frame, s)
@@ -311,7 +307,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 			needCaster(shadow, plain.off, w, hh)
 		}
 	} else if h == nil && p.shadowPen > 0 {
-		shadow = shadowMap(im, frame)
+		shadow = im.shadowMapFor(frame, p.frame)
 	}
 	salWeight := p.salWeight
 	if plain != nil {
@@ -390,44 +386,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 		}
 	}
 
-	g := newGridGraph(w, hh)
-	// Pairwise weights (contrast sensitive, as GrabCut).
-	var sumd float64
-	var cnt int
-	for y := 0; y < hh; y++ {
-		for x := 0; x < w; x++ {
-			i := y*w + x
-			for k := 4; k < 8; k++ { // forward neighbours
-				j := g.head[8*i+k]
-				if j < 0 {
-					continue
-				}
-				sumd += dist2(im.rgb, i, int(j))
-				cnt++
-			}
-		}
-	}
-	beta := 0.0
-	if sumd > 0 {
-		beta = 1 / (2 * sumd / float64(cnt))
-	}
-	pair := make([]float32, 8*n)
-	parallel(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			for k := 0; k < 8; k++ {
-				j := g.head[8*i+k]
-				if j < 0 {
-					continue
-				}
-				wgt := p.gamma * math.Exp(-beta*dist2(im.rgb, i, int(j)))
-				if gridDX[k] != 0 && gridDY[k] != 0 {
-					wgt /= math.Sqrt2
-				}
-				pair[8*i+k] = float32(wgt)
-			}
-		}
-	})
-
+	g, pair := im.gridFor(p.gamma)
 	dfg := make([]float64, n)
 	dbg := make([]float64, n)
 	var fgSel, bgSel []int32
