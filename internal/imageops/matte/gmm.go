@@ -34,14 +34,20 @@ func fitGMM(pix []float32, sel []int32, k int) *gmm {
 			samp = append(samp, sel[i])
 		}
 	}
+	// The samples as float64 triples, read in order by every pass below
+	// (the same values pix holds; the arithmetic is unchanged).
+	pts := make([]float64, 3*len(samp))
+	for s, i := range samp {
+		pts[3*s], pts[3*s+1], pts[3*s+2] = float64(pix[3*i]), float64(pix[3*i+1]), float64(pix[3*i+2])
+	}
 	// k-means++-style deterministic init: farthest-point seeding starting
 	// from the sample nearest to the mean.
 	centers := make([][3]float64, 0, k)
 	var mu [3]float64
-	for _, i := range samp {
-		for c := int32(0); c < 3; c++ {
-			mu[c] += float64(pix[3*i+c])
-		}
+	for s := 0; s < len(pts); s += 3 {
+		mu[0] += pts[s]
+		mu[1] += pts[s+1]
+		mu[2] += pts[s+2]
 	}
 	for c := range mu {
 		mu[c] /= float64(len(samp))
@@ -54,8 +60,8 @@ func fitGMM(pix []float32, sel []int32, k int) *gmm {
 	for len(centers) < k {
 		last := centers[len(centers)-1]
 		best, bi := -1.0, 0
-		for s, i := range samp {
-			d := sq3(pix[3*i:], last)
+		for s := range dmin {
+			d := sq3p(pts[3*s:3*s+3], &last)
 			if d < dmin[s] {
 				dmin[s] = d
 			}
@@ -63,28 +69,25 @@ func fitGMM(pix []float32, sel []int32, k int) *gmm {
 				best, bi = dmin[s], s
 			}
 		}
-		var c3 [3]float64
-		for c := int32(0); c < 3; c++ {
-			c3[c] = float64(pix[3*samp[bi]+c])
-		}
-		centers = append(centers, c3)
+		centers = append(centers, [3]float64{pts[3*bi], pts[3*bi+1], pts[3*bi+2]})
 	}
 	assign := make([]int, len(samp))
 	for it := 0; it < 6; it++ {
-		var sum [][3]float64 = make([][3]float64, k)
-		cnt := make([]int, k)
-		for s, i := range samp {
+		var sum [8][3]float64
+		var cnt [8]int
+		for s := range assign {
+			z := pts[3*s : 3*s+3]
 			bd, bc := math.Inf(1), 0
 			for c := range centers {
-				if d := sq3(pix[3*i:], centers[c]); d < bd {
+				if d := sq3p(z, &centers[c]); d < bd {
 					bd, bc = d, c
 				}
 			}
 			assign[s] = bc
 			cnt[bc]++
-			for c := int32(0); c < 3; c++ {
-				sum[bc][c] += float64(pix[3*i+c])
-			}
+			sum[bc][0] += z[0]
+			sum[bc][1] += z[1]
+			sum[bc][2] += z[2]
 		}
 		for c := range centers {
 			if cnt[c] > 0 {
@@ -94,15 +97,21 @@ func fitGMM(pix []float32, sel []int32, k int) *gmm {
 			}
 		}
 	}
-	g.estimate(pix, samp, assign)
+	g.estimate(pts, assign)
 	// Two GrabCut-style hard-EM rounds.
 	for it := 0; it < 2; it++ {
-		for s, i := range samp {
-			assign[s] = g.best(pix[3*i:])
+		for s := range assign {
+			assign[s] = g.best64(pts[3*s : 3*s+3])
 		}
-		g.estimate(pix, samp, assign)
+		g.estimate(pts, assign)
 	}
 	return g
+}
+
+// sq3p is sq3 on a float64 triple.
+func sq3p(z []float64, c *[3]float64) float64 {
+	a, b, d := z[0]-c[0], z[1]-c[1], z[2]-c[2]
+	return a*a + b*b + d*d
 }
 
 func sq3(p []float32, c [3]float64) float64 {
@@ -110,7 +119,9 @@ func sq3(p []float32, c [3]float64) float64 {
 	return a*a + b*b + d*d
 }
 
-func (g *gmm) estimate(pix []float32, samp []int32, assign []int) {
+// estimate re-fits the components to the samples pts (float64 triples)
+// as assigned.
+func (g *gmm) estimate(pts []float64, assign []int) {
 	k := g.k
 	g.weight = make([]float64, k)
 	g.mean = make([][3]float64, k)
@@ -118,10 +129,9 @@ func (g *gmm) estimate(pix []float32, samp []int32, assign []int) {
 	g.logc = make([]float64, k)
 	cov := make([][9]float64, k)
 	cnt := make([]float64, k)
-	for s, i := range samp {
-		c := assign[s]
+	for s, c := range assign {
 		cnt[c]++
-		r, gg, b := float64(pix[3*i]), float64(pix[3*i+1]), float64(pix[3*i+2])
+		r, gg, b := pts[3*s], pts[3*s+1], pts[3*s+2]
 		g.mean[c][0] += r
 		g.mean[c][1] += gg
 		g.mean[c][2] += b
@@ -132,7 +142,7 @@ func (g *gmm) estimate(pix []float32, samp []int32, assign []int) {
 			}
 		}
 	}
-	total := float64(len(samp))
+	total := float64(len(assign))
 	for c := 0; c < k; c++ {
 		if cnt[c] == 0 {
 			g.weight[c] = 0
@@ -175,21 +185,35 @@ func (g *gmm) estimate(pix []float32, samp []int32, assign []int) {
 }
 
 func (g *gmm) compLog(c int, p []float32) float64 {
-	d0 := float64(p[0]) - g.mean[c][0]
-	d1 := float64(p[1]) - g.mean[c][1]
-	d2 := float64(p[2]) - g.mean[c][2]
+	return g.compLog3(c, float64(p[0]), float64(p[1]), float64(p[2]))
+}
+
+// compLog3 is log(weight_c · N(z; mean_c, Σ_c)).
+func (g *gmm) compLog3(c int, z0, z1, z2 float64) float64 {
+	mu := &g.mean[c]
+	d0 := z0 - mu[0]
+	d1 := z1 - mu[1]
+	d2 := z2 - mu[2]
 	iv := &g.inv[c]
 	m := d0*(iv[0]*d0+iv[1]*d1+iv[2]*d2) + d1*(iv[3]*d0+iv[4]*d1+iv[5]*d2) + d2*(iv[6]*d0+iv[7]*d1+iv[8]*d2)
 	return g.logc[c] - 0.5*m
 }
 
 func (g *gmm) best(p []float32) int {
+	return g.best3(float64(p[0]), float64(p[1]), float64(p[2]))
+}
+
+func (g *gmm) best64(z []float64) int {
+	return g.best3(z[0], z[1], z[2])
+}
+
+func (g *gmm) best3(z0, z1, z2 float64) int {
 	bl, bc := math.Inf(-1), 0
 	for c := 0; c < g.k; c++ {
 		if g.weight[c] == 0 {
 			continue
 		}
-		if l := g.compLog(c, p); l > bl {
+		if l := g.compLog3(c, z0, z1, z2); l > bl {
 			bl, bc = l, c
 		}
 	}
@@ -197,26 +221,47 @@ func (g *gmm) best(p []float32) int {
 }
 
 // negLog returns -log p(z), with the sum over components done stably.
+//
+// The sum skips only what cannot change it: the largest term is exp(0),
+// exactly 1; a term below half a unit in the last place of the sum so far
+// leaves the sum as it is (exp's result is within an ulp of the true
+// value, and the test keeps a factor of 2 of margin); exp of less than
+// -746 is 0; and log(1) is 0. So the result has the same bits as summing
+// every exp and taking the log.
 func (g *gmm) negLog(p []float32) float64 {
+	z0, z1, z2 := float64(p[0]), float64(p[1]), float64(p[2])
 	var ls [8]float64
 	mx := math.Inf(-1)
-	for c := 0; c < g.k; c++ {
+	k := g.k
+	for c := 0; c < k; c++ {
 		if g.weight[c] == 0 {
 			ls[c] = math.Inf(-1)
 			continue
 		}
-		ls[c] = g.compLog(c, p)
+		ls[c] = g.compLog3(c, z0, z1, z2)
 		if ls[c] > mx {
 			mx = ls[c]
 		}
 	}
 	var s float64
-	for c := 0; c < g.k; c++ {
+	for c := 0; c < k; c++ {
 		if g.weight[c] > 0 {
-			s += math.Exp(ls[c] - mx)
+			d := ls[c] - mx
+			switch {
+			case d == 0:
+				s += 1
+			case d < -746:
+			case s >= 0x1p-1022 && d <= float64(int(math.Float64bits(s)>>52)-1023-54)*math.Ln2:
+			default:
+				s += math.Exp(d)
+			}
 		}
 	}
-	v := -(mx + math.Log(s))
+	var l float64
+	if s != 1 {
+		l = math.Log(s)
+	}
+	v := -(mx + l)
 	if v > 60 {
 		v = 60 // cap: one outlier pixel should not dominate
 	}
