@@ -238,7 +238,10 @@ func (g *gmm) negLog(p []float32) float64 {
 			ls[c] = math.Inf(-1)
 			continue
 		}
-		ls[c] = g.compLog3(c, z0, z1, z2)
+		mu, iv := &g.mean[c], &g.inv[c] // compLog3, inlined
+		d0, d1, d2 := z0-mu[0], z1-mu[1], z2-mu[2]
+		m := d0*(iv[0]*d0+iv[1]*d1+iv[2]*d2) + d1*(iv[3]*d0+iv[4]*d1+iv[5]*d2) + d2*(iv[6]*d0+iv[7]*d1+iv[8]*d2)
+		ls[c] = g.logc[c] - 0.5*m
 		if ls[c] > mx {
 			mx = ls[c]
 		}
@@ -250,6 +253,8 @@ func (g *gmm) negLog(p []float32) float64 {
 			switch {
 			case d == 0:
 				s += 1
+			case d > -36: // above the skip threshold for any s < 8
+				s += math.Exp(d)
 			case d < -746:
 			case s >= 0x1p-1022 && d <= float64(int(math.Float64bits(s)>>52)-1023-54)*math.Ln2:
 			default:

@@ -128,11 +128,11 @@ func TestMaxflowSmall(t *testing.T) {
 	// 3x1 chain: source-linked left, sink-linked right; the cheapest cut
 	// is the weak middle edge.
 	g := newGridGraph(3, 1)
-	g.reset()
-	set := func(i, k int, c float32) { g.rcap[8*i+k] = c; g.rcap[int(g.neighbour(int32(8*i+k)))*8+7-k] = c }
+	pair := make([]float32, 8*3)
+	set := func(i, k int, c float32) { pair[8*i+k] = c; pair[int(g.neighbour(int32(8*i+k)))*8+7-k] = c }
 	set(0, 4, 5)
 	set(1, 4, 1)
-	g.trcap[0], g.trcap[2] = 10, -10
+	g.load(pair, []float32{10, 0, -10})
 	if f := g.maxflow(); math.Abs(f-1) > 1e-6 {
 		t.Fatalf("flow %v, want 1", f)
 	}

@@ -387,8 +387,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 	}
 
 	g, pair := im.gridFor(p.gamma)
-	dfg := make([]float64, n)
-	dbg := make([]float64, n)
+	tw := make([]float32, n)
 	var fgSel, bgSel []int32
 	for it := 0; it < p.iters; it++ {
 		fgSel, bgSel = fgSel[:0], bgSel[:0]
@@ -406,32 +405,29 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 		bgm := fitGMM(im.rgb, bgSel, p.comps)
 		parallel(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
+				if (h != nil && h[i] == 1) || (veto != nil && veto[i]) {
+					tw[i] = -1e9
+					continue
+				}
 				z := im.rgb[3*i : 3*i+3]
-				dfg[i] = fgm.negLog(z)
-				dbg[i] = bgm.negLog(z)
+				dfg := fgm.negLog(z)
+				dbg := bgm.negLog(z)
 				if sal != nil {
 					s := float64(sal[i])
-					dfg[i] += salWeight * (1 - s)
-					dbg[i] += salWeight * s
+					dfg += salWeight * (1 - s)
+					dbg += salWeight * s
 				}
 				if penFrame[i] {
-					dfg[i] += p.framePen
+					dfg += p.framePen
 				}
 				if shadow != nil {
-					dfg[i] += p.shadowPen * float64(shadow[i])
+					dfg += p.shadowPen * float64(shadow[i])
 				}
+				// source cap = cost of background, sink cap = cost of foreground
+				tw[i] = float32(dbg - dfg)
 			}
 		})
-		g.reset()
-		copy(g.rcap, pair)
-		for i := 0; i < n; i++ {
-			if (h != nil && h[i] == 1) || (veto != nil && veto[i]) {
-				g.trcap[i] = -1e9
-				continue
-			}
-			// source cap = cost of background, sink cap = cost of foreground
-			g.trcap[i] = float32(dbg[i] - dfg[i])
-		}
+		g.load(pair, tw)
 		g.maxflow()
 		changed := 0
 		for i := 0; i < n; i++ {
