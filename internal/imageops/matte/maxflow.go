@@ -114,6 +114,25 @@ func (g *gridGraph) load(pair, t []float32) {
 	g.flow = 0
 }
 
+// reload prepares a solve of the same graph with new terminal capacities
+// t, starting from the flow the last solve left (prev were its terminal
+// capacities): each node's terminal residual moves by t-prev, the arc
+// residuals stay, and the search trees are grown again. The flow already
+// pushed through the arcs stays valid, so the solve only pushes what the
+// change needs (Kohli & Torr, "Dynamic Graph Cuts", PAMI 2007). The cut
+// is the same as a solve from zero flow up to float32 rounding.
+func (g *gridGraph) reload(t, prev []float32) {
+	for i := range g.node {
+		nd := &g.node[i]
+		nd.trcap += t[i] - prev[i]
+		nd.parent, nd.ts, nd.dist, nd.sink, nd.active = parentNone, 0, 0, false, false
+	}
+	g.queue = g.queue[:0]
+	g.qhead = 0
+	g.orph = g.orph[:0]
+	g.time = 0
+}
+
 func (g *gridGraph) setActive(i int32) {
 	if nd := &g.node[i]; !nd.active {
 		nd.active = true

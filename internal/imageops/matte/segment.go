@@ -387,7 +387,7 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 	}
 
 	g, pair := im.gridFor(p.gamma)
-	tw := make([]float32, n)
+	tw, prevTw := make([]float32, n), make([]float32, n)
 	var fgSel, bgSel []int32
 	for it := 0; it < p.iters; it++ {
 		fgSel, bgSel = fgSel[:0], bgSel[:0]
@@ -427,7 +427,12 @@ func segment(im *workImage, p params, h hint, cut *cutFrame, veto []bool) ([]boo
 				tw[i] = float32(dbg - dfg)
 			}
 		})
-		g.load(pair, tw)
+		if it == 0 {
+			g.load(pair, tw)
+		} else { // from the last iteration's flow (maxflow.go reload)
+			g.reload(tw, prevTw)
+		}
+		tw, prevTw = prevTw, tw
 		g.maxflow()
 		changed := 0
 		for i := 0; i < n; i++ {
