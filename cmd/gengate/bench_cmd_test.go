@@ -88,6 +88,11 @@ func TestBenchE2E(t *testing.T) {
 			if !regexp.MustCompile(`ratio gengate/direct: \d+\.\d+`).Match(out) {
 				t.Errorf("no ratio in\n%s", out)
 			}
+			// The SQLite writer's work, read from the server's /metrics.
+			writer := regexp.MustCompile(`SQLite writer: busy \d+% of the run, \d+\.\d+ writes and \d+\.\d+ batches per task`).Match(out)
+			if writer != (dialect == "sqlite") {
+				t.Errorf("SQLite writer's line shown: %v, want %v\n%s", writer, dialect == "sqlite", out)
+			}
 		})
 	}
 }

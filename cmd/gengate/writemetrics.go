@@ -9,7 +9,9 @@ import (
 // writeStagesCollector reports the SQLite writer's stage histograms
 // (internal/sqlstore/writestages.go) on /metrics:
 // gengate_sqlite_write_seconds{stage="queue|gather|exec|commit|total"}
-// and gengate_sqlite_batches_total. On PostgreSQL it reports nothing.
+// and gengate_sqlite_batches_total, and the writer's busy time
+// (gengate_sqlite_writer_busy_seconds_total). On PostgreSQL it reports
+// nothing.
 type writeStagesCollector struct{ store *sqlstore.DB }
 
 var (
@@ -17,11 +19,14 @@ var (
 		"Time a write spent in each stage of the SQLite writer: queue (waiting for the writer), gather (the batch gathering), exec (the batch's statements), commit (COMMIT: WAL write and fsync), total (send to answer).",
 		[]string{"stage"}, nil)
 	batchesDesc = prometheus.NewDesc("gengate_sqlite_batches_total", "Batches the SQLite writer committed (or failed).", nil, nil)
+	busyDesc    = prometheus.NewDesc("gengate_sqlite_writer_busy_seconds_total",
+		"Time the SQLite writer spent running its batches, COMMIT and its fsync included; a rate near 1 means every write waits for the writer.", nil, nil)
 )
 
 func (c writeStagesCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- writeSecondsDesc
 	ch <- batchesDesc
+	ch <- busyDesc
 }
 
 func (c writeStagesCollector) Collect(ch chan<- prometheus.Metric) {
@@ -40,4 +45,6 @@ func (c writeStagesCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstHistogram(writeSecondsDesc, n, h.Sum.Seconds(), buckets, h.Stage)
 	}
 	ch <- prometheus.MustNewConstMetric(batchesDesc, prometheus.CounterValue, float64(batches))
+	_, _, busy := c.store.WriterWork()
+	ch <- prometheus.MustNewConstMetric(busyDesc, prometheus.CounterValue, busy.Seconds())
 }

@@ -280,15 +280,6 @@ func (s *DB) ClearTokensPlan(ctx context.Context, table string) (string, error) 
 // CloseReaders closes SQLite's read pool, so that every read fails.
 func (s *DB) CloseReaders() { s.read.Close() }
 
-// WriterWork returns the SQLite writer's batches, the writes in them and
-// the time it spent running them (zero on PostgreSQL).
-func (s *DB) WriterWork() (batches, jobs int64, busy time.Duration) {
-	if s.w == nil {
-		return 0, 0, 0
-	}
-	return s.w.batches.Load(), s.w.writes.Load(), time.Duration(s.w.busy.Load())
-}
-
 // InsertChunks returns the rows of each multi-row INSERT a group of n
 // creations is written with (createbatch.go), and whether each has its
 // statement text.
