@@ -65,8 +65,8 @@ func parseStages(r io.Reader) *stageCounts {
 }
 
 // printStages prints, for the writes between before and after, each
-// stage's p50 and p99 as the bucket bound they fall under (buckets double
-// from 50µs), and the writes per batch.
+// stage's p50 and p99 as the bucket bound they fall under (the buckets
+// grow by √2 from 50µs), and the writes per batch.
 func printStages(w io.Writer, before, after *stageCounts) {
 	if before == nil || after == nil {
 		return
