@@ -254,7 +254,11 @@ func (g *gmm) negLog(p []float32) float64 {
 			case d == 0:
 				s += 1
 			case d > -36: // above the skip threshold for any s < 8
-				s += math.Exp(d)
+				if haveExpFMA {
+					s += expInline(d)
+				} else {
+					s += math.Exp(d)
+				}
 			case d < -746:
 			case s >= 0x1p-1022 && d <= float64(int(math.Float64bits(s)>>52)-1023-54)*math.Ln2:
 			default:

@@ -116,40 +116,48 @@ func mbdSaliency(im *workImage, notSeed, extraSeed []bool) []float32 {
 				}
 			}
 		}
-		relax := func(i, j int) {
+		// relax(i, j) lowers pixel i's barrier to that of the path through
+		// its neighbour j; a pixel's state stays in registers across its
+		// two neighbours of each sweep.
+		relax := func(Ii float32, j int, d, u0, l0 float32) (float32, float32, float32) {
 			u := U[j]
-			if I[i] > u {
-				u = I[i]
+			if Ii > u {
+				u = Ii
 			}
 			l := L[j]
-			if I[i] < l {
-				l = I[i]
+			if Ii < l {
+				l = Ii
 			}
-			if b := u - l; b < D[i] {
-				D[i], U[i], L[i] = b, u, l
+			if b := u - l; b < d {
+				return b, u, l
 			}
+			return d, u0, l0
 		}
 		for pass := 0; pass < 3; pass++ {
 			for y := 0; y < h; y++ {
 				for x := 0; x < w; x++ {
 					i := y*w + x
+					Ii, d, u, l := I[i], D[i], U[i], L[i]
 					if x > 0 {
-						relax(i, i-1)
+						d, u, l = relax(Ii, i-1, d, u, l)
 					}
 					if y > 0 {
-						relax(i, i-w)
+						d, u, l = relax(Ii, i-w, d, u, l)
 					}
+					D[i], U[i], L[i] = d, u, l
 				}
 			}
 			for y := h - 1; y >= 0; y-- {
 				for x := w - 1; x >= 0; x-- {
 					i := y*w + x
+					Ii, d, u, l := I[i], D[i], U[i], L[i]
 					if x < w-1 {
-						relax(i, i+1)
+						d, u, l = relax(Ii, i+1, d, u, l)
 					}
 					if y < h-1 {
-						relax(i, i+w)
+						d, u, l = relax(Ii, i+w, d, u, l)
 					}
+					D[i], U[i], L[i] = d, u, l
 				}
 			}
 		}
