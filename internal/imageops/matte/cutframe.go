@@ -179,6 +179,9 @@ func segmentWhole(im *workImage, p params, h hint) []bool {
 			m = e
 		}
 	}
+	if p.behind {
+		behindDrop(im, p, m)
+	}
 	if p.solidHoles {
 		solidHoles(im, m, p.comps)
 	}

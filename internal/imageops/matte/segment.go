@@ -30,6 +30,7 @@ type params struct {
 	figure       bool    // add a figure under a fragmented mask's central component (figure.go)
 	valley       bool    // keep one of two things standing side by side (valley.go)
 	across       bool    // add the subject's continuation across a cut with no edge (cutacross.go)
+	behind       bool    // drop background passing behind the subject (behind.go)
 }
 
 var defaultParams = params{
@@ -55,6 +56,7 @@ var defaultParams = params{
 	figure:       true,
 	valley:       true,
 	across:       true,
+	behind:       true,
 }
 
 // workImage is the reduced-resolution image the segmentation runs on.

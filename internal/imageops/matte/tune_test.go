@@ -98,6 +98,8 @@ func tuneParams(t *testing.T) params {
 			p.valley = v != 0
 		case "across":
 			p.across = v != 0
+		case "behind":
+			p.behind = v != 0
 		case "sideOutlier":
 			p.sideOutlier = v
 		default:
