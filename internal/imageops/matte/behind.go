@@ -1,5 +1,7 @@
 package matte
 
+import "github.com/gengate/gengate/internal/imageops"
+
 // Background behind the subject (subject selection). A sunlit stretch of
 // hedge behind a potted bush stands out from the shaded garden around it
 // as much as the bush does and joins it along a broad contact, so the
@@ -37,10 +39,12 @@ package matte
 // rests on one image. It does not run on a plain backdrop (segmentWhole
 // returns before it).
 const (
-	behindMargin  = 1.0 // nats by which the mask's model must explain a kept pixel better than the outside's
-	behindKeepMin = 0.2 // the kept part holds at least this fraction of the mask
-	behindKeepMax = 0.8 // and at most this fraction (else nothing is behind)
-	behindFlank   = 0.3 // least share of the kept part's rows with dropped pixels on both sides
+	behindMargin  = 1.0  // nats by which the mask's model must explain a kept pixel better than the outside's
+	behindKeepMin = 0.2  // the kept part holds at least this fraction of the mask
+	behindKeepMax = 0.8  // and at most this fraction (else nothing is behind)
+	behindFlank   = 0.3  // least share of the kept part's rows with dropped pixels on both sides
+	behindCoreMin = 0.05 // a kept part under behindKeepMin but at least this is a core to grow (behindGrow)
+	behindRaise   = 0.5  // the grown box starts this fraction of the core's height above it
 )
 
 // behindDrop replaces m with its part standing before a background that
@@ -101,13 +105,78 @@ func behindDrop(im *workImage, p params, m []bool) bool {
 		}
 	}
 	share := float64(kept) / float64(len(in))
-	if share < behindKeepMin || share > behindKeepMax || flankShare(m, r, w, h) < behindFlank {
+	if share < behindCoreMin || share > behindKeepMax || flankShare(m, r, w, h) < behindFlank {
 		return false
+	}
+	if share < behindKeepMin {
+		// only a core of the subject has colours of its own (a ram's
+		// brown fur; its horns and legs have the rock's): grow it
+		if r = behindGrow(im, p, m, r, len(in)); r == nil {
+			return false
+		}
 	}
 	for i := range m {
 		m[i] = m[i] && r[i]
 	}
 	return true
+}
+
+// behindGrow segments, as GrabCut does with a user box, a box around the
+// most central component of the core r (aside.go's score): its columns
+// widened on each side by each of figureWidens of its width in turn, from
+// behindRaise of its height above its top down to the bottom edge (below.go's
+// boxCut). The first box whose mask keeps belowAgree of that component
+// and, within m, behindKeepMin..behindKeepMax of m's area (area pixels)
+// is returned, cleaned; nil when none does.
+func behindGrow(im *workImage, p params, m, r []bool, area int) []bool {
+	w, h := im.w, im.h
+	lab, sizes, _ := imageops.Components(r, w, h, true)
+	if len(sizes) == 0 {
+		return nil
+	}
+	score, _ := asideScores(lab, sizes, w, h)
+	best := int32(0)
+	for c := range score {
+		if score[c] > score[best] {
+			best = int32(c)
+		}
+	}
+	x0, y0, x1, y1 := w, h, -1, -1
+	for i, l := range lab {
+		if l == best {
+			x0, x1 = min(x0, i%w), max(x1, i%w)
+			y0, y1 = min(y0, i/w), max(y1, i/w)
+		}
+	}
+	cw, ch := float64(x1-x0+1), float64(y1-y0+1)
+	top := max(0, y0-int(behindRaise*ch+0.5))
+	for _, f := range figureWidens {
+		d := int(f*cw + 0.5)
+		m2 := boxCut(im, p, max(0, x0-d), min(w-1, x1+d), top)
+		agree := 0
+		for i, l := range lab {
+			if l == best && m2[i] {
+				agree++
+			}
+		}
+		if float64(agree) < belowAgree*float64(sizes[best]) {
+			continue
+		}
+		for i := range m2 {
+			m2[i] = m2[i] && m[i]
+		}
+		cleanMask(m2, w, h, p.keepFrac, p.holeFrac)
+		n := 0
+		for _, v := range m2 {
+			if v {
+				n++
+			}
+		}
+		if s := float64(n) / float64(area); s >= behindKeepMin && s <= behindKeepMax {
+			return m2
+		}
+	}
+	return nil
 }
 
 // flankShare is the share of the kept pixels (r) lying in rows where

@@ -1,6 +1,7 @@
 package matte
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -124,6 +125,103 @@ func TestBehindDrop(t *testing.T) {
 			if dk > dn/10 {
 				t.Errorf("seed %d, %s: %d of %d px of hedge kept", seed, c.name, dk, dn)
 			}
+		}
+	}
+}
+
+// rockScene draws a w×h picture of a ram standing before a lit rock: a
+// dark cliff lit on its left third, a ledge at the bottom, a rock of the
+// lit cliff's grey with shadows of the dark cliff's colour, and before it
+// a ram whose brown body is its only colour of its own: its head has the
+// rock's grey and its legs, running down past the rock onto the ledge, the
+// pale grey of the cliff's highlights. It returns the work image and the masks of the
+// ram and of the rock.
+func rockScene(w, h int, seed uint64) (*workImage, []bool, []bool) {
+	rng := rand.New(rand.NewPCG(seed, 0x726f636b))
+	rgb := make([]float32, 3*w*h)
+	ram := make([]bool, w*h)
+	rock := make([]bool, w*h)
+	lit, dark, pale := [3]float64{170, 166, 158}, [3]float64{62, 56, 50}, [3]float64{206, 202, 194}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := y*w + x
+			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
+			c := dark
+			if fx < 0.15 {
+				c = lit
+				if rng.IntN(3) == 0 {
+					c = pale // its highlights
+				}
+			}
+			if fy > 0.86 {
+				c = [3]float64{148, 136, 118} // ledge
+			}
+			if dx, dy := (fx-0.5)/0.26, (fy-0.47)/0.32; dx*dx+dy*dy <= 1 {
+				rock[i] = true
+				c = lit
+				if rng.IntN(4) == 0 {
+					c = dark
+				}
+			}
+			bx, by := (fx-0.5)/0.14, (fy-0.55)/0.1
+			switch {
+			case bx*bx+by*by <= 1: // body
+				c = [3]float64{164, 100, 54}
+				ram[i] = true
+			case (fx-0.5)*(fx-0.5)+(fy-0.41)*(fy-0.41)*float64(h*h)/float64(w*w) < 0.045*0.045: // head
+				c = lit
+				ram[i] = true
+			case fy > 0.55 && fy < 0.88 && (math.Abs(fx-0.41) < 0.015 || math.Abs(fx-0.46) < 0.015 || math.Abs(fx-0.54) < 0.015 || math.Abs(fx-0.59) < 0.015): // legs
+				c = pale
+				ram[i] = true
+			}
+			if ram[i] {
+				rock[i] = false
+			}
+			for k := 0; k < 3; k++ {
+				rgb[3*i+k] = float32(min(255, max(0, c[k]+6*rng.NormFloat64())))
+			}
+		}
+	}
+	return &workImage{w: w, h: h, rgb: rgb, lab: toLab(rgb)}, ram, rock
+}
+
+// TestBehindGrow: a ram kept with the rock behind it, whose body alone has
+// colours the rock and cliff do not, is kept without the rock: the body
+// is grown, as a user box around it would, into the head and legs.
+func TestBehindGrow(t *testing.T) {
+	const w, h = 240, 200
+	for seed := uint64(1); seed <= 3; seed++ {
+		im, ram, rock := rockScene(w, h, seed)
+		m := make([]bool, w*h)
+		var rn, kn int
+		for i := range m {
+			m[i] = ram[i] || rock[i]
+		}
+		if !behindDrop(im, defaultParams, m) {
+			t.Errorf("seed %d: the rock was not dropped", seed)
+		}
+		var rk, kk int
+		for i := range m {
+			if ram[i] {
+				rn++
+				if m[i] {
+					rk++
+				}
+			}
+			if rock[i] {
+				kn++
+				if m[i] {
+					kk++
+				}
+			}
+		}
+		t.Logf("seed %d: ram %d/%d kept, rock %d/%d", seed, rk, rn, kk, kn)
+		if rk < rn*8/10 {
+			t.Errorf("seed %d: %d of %d px of the ram kept", seed, rk, rn)
+		}
+		if kk > kn/5 {
+			t.Errorf("seed %d: %d of %d px of the rock kept", seed, kk, kn)
 		}
 	}
 }
