@@ -39,7 +39,7 @@ import "github.com/gengate/gengate/internal/imageops"
 // rests on one image. It does not run on a plain backdrop (segmentWhole
 // returns before it).
 const (
-	behindMargin  = 1.0  // nats by which the mask's model must explain a kept pixel better than the outside's
+	behindMargin  = 0.9  // nats by which the mask's model must explain a kept pixel better than the outside's
 	behindKeepMin = 0.2  // the kept part holds at least this fraction of the mask
 	behindKeepMax = 0.8  // and at most this fraction (else nothing is behind)
 	behindFlank   = 0.3  // least share of the kept part's rows with dropped pixels on both sides
