@@ -232,3 +232,33 @@ func TestLocalPutOntoDirectoryFails(t *testing.T) {
 		t.Fatalf("outputs/ holds %v, want only the directory ab", entries)
 	}
 }
+
+// TestLocalPutStreamReusesCopyBuffer: storing a small stream does not
+// allocate a copy buffer for every file (io.Copy into an *os.File made a
+// new 32 KiB one each time).
+func TestLocalPutStreamReusesCopyBuffer(t *testing.T) {
+	ctx := context.Background()
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("x"), 4096)
+	put := func(i int) {
+		if _, err := l.PutStream(ctx, fmt.Sprintf("outputs/ab/task-%d.png", i), bytes.NewReader(data), "image/png"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(-1) // the directory, and the first buffer
+	const n = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		put(i)
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / n
+	t.Logf("%d bytes allocated per file", per)
+	if per >= copyBufferSize/2 {
+		t.Fatalf("PutStream of %d bytes allocated %d bytes per file, want under %d", len(data), per, copyBufferSize/2)
+	}
+}
