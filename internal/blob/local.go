@@ -143,10 +143,11 @@ func (l *Local) PutStream(ctx context.Context, key string, r io.Reader, contentT
 // copyBufferSize is the size of PutStream's copy buffer, io.Copy's.
 const copyBufferSize = 32 << 10
 
-// copy copies r to its end into f through a buffer of the store's pool:
+// copy copies r to its end into f through a buffer of the store's pool.
 // io.Copy into an *os.File made a new 32 KiB buffer for every file
-// (File.ReadFrom falls back to a plain copy for a reader that is not a
-// file or a socket), a third of the bytes serve allocated in bench e2e.
+// (File.ReadFrom falls back to a plain copy for a reader that is neither
+// a file nor a socket): a third of the bytes the server allocated in
+// `gengate bench e2e`.
 func (l *Local) copy(f *os.File, r io.Reader) (int64, error) {
 	bp, _ := l.bufs.Get().(*[]byte)
 	if bp == nil {
