@@ -135,12 +135,19 @@ func (g *gmm) estimate(pts []float64, assign []int) {
 		g.mean[c][0] += r
 		g.mean[c][1] += gg
 		g.mean[c][2] += b
-		v := [3]float64{r, gg, b}
-		for p := 0; p < 3; p++ {
-			for q := 0; q < 3; q++ {
-				cov[c][3*p+q] += v[p] * v[q]
-			}
-		}
+		// the upper triangle; v[p]·v[q] = v[q]·v[p], so the lower one is
+		// the same sums
+		cv := &cov[c]
+		cv[0] += r * r
+		cv[1] += r * gg
+		cv[2] += r * b
+		cv[4] += gg * gg
+		cv[5] += gg * b
+		cv[8] += b * b
+	}
+	for c := range cov {
+		cv := &cov[c]
+		cv[3], cv[6], cv[7] = cv[1], cv[2], cv[5]
 	}
 	total := float64(len(assign))
 	for c := 0; c < k; c++ {
@@ -213,7 +220,10 @@ func (g *gmm) best3(z0, z1, z2 float64) int {
 		if g.weight[c] == 0 {
 			continue
 		}
-		if l := g.compLog3(c, z0, z1, z2); l > bl {
+		mu, iv := &g.mean[c], &g.inv[c] // compLog3, inlined
+		d0, d1, d2 := z0-mu[0], z1-mu[1], z2-mu[2]
+		m := d0*(iv[0]*d0+iv[1]*d1+iv[2]*d2) + d1*(iv[3]*d0+iv[4]*d1+iv[5]*d2) + d2*(iv[6]*d0+iv[7]*d1+iv[8]*d2)
+		if l := g.logc[c] - 0.5*m; l > bl {
 			bl, bc = l, c
 		}
 	}
