@@ -48,6 +48,9 @@ type Waiting struct {
 	calls   sync.WaitGroup
 	n       atomic.Int64
 	hangups hangups
+	// afterHijack, when set (tests only), runs in park between the
+	// connection's hijack and the call's registration.
+	afterHijack func()
 }
 
 // NewWaiting returns an empty Waiting.
@@ -119,9 +122,18 @@ func (a *api) park(w http.ResponseWriter, r *http.Request, accountID string, o *
 	if n, err := io.CopyN(io.Discard, r.Body, maxParkDrain+1); n > maxParkDrain || err != io.EOF {
 		return false
 	}
+	// Counted before the hijack: once the connection is no longer
+	// net/http's, a server's Shutdown stops waiting for this handler, and
+	// Waiting.Wait, which the shutdown waits on next, must already count
+	// the call, or the process could end with it unanswered.
+	a.waiting.calls.Add(1)
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
+		a.waiting.calls.Done()
 		return false
+	}
+	if a.waiting.afterHijack != nil {
+		a.waiting.afterHijack()
 	}
 	rec.parked = true
 	// Of the task as it was, the parked call keeps what its 202 needs
@@ -131,7 +143,6 @@ func (a *api) park(w http.ResponseWriter, r *http.Request, accountID string, o *
 		Engine: t.Engine, RunAt: t.RunAt}, Balance: o.Balance}
 	p := &parked{a: a, conn: conn, header: w.Header().Clone(), last: last, id: requestID(r), method: r.Method,
 		path: logPath(r), pattern: r.Pattern, host: r.Host, tls: r.TLS != nil, start: rec.start}
-	a.waiting.calls.Add(1)
 	a.waiting.n.Add(1)
 	p.mu.Lock()
 	defer p.mu.Unlock()

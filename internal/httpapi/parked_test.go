@@ -183,3 +183,38 @@ func inUse() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc + m.StackInuse)
 }
+
+// TestParkedCountedAtShutdown: a call is counted by Waiting.Wait from
+// before its connection is taken over from net/http. Once hijacked, the
+// connection is no longer the server's, so a Shutdown at that moment
+// returns without waiting for the handler; a Wait that did not count the
+// call yet returned at once, and serve ended with the call unanswered
+// (its client read EOF; TestShutdownEndsSyncWaits once failed so).
+func TestParkedCountedAtShutdown(t *testing.T) {
+	t.Parallel()
+	waiting := httpapi.NewWaiting()
+	hijacked, release := make(chan struct{}), make(chan struct{})
+	httpapi.SetAfterHijack(waiting, func() {
+		close(hijacked)
+		<-release
+	})
+	s := newStack(t, stackOpts{noWorkers: true, waiting: waiting})
+	_, key := s.account(100)
+	c := s.sendRaw(key, "at shutdown", "")
+	defer c.Close()
+	<-hijacked // the call is between its hijack and its registration
+	// Wait must not return while the call is unanswered: it can only end
+	// by its context here (the bound is no measured time: a Wait that
+	// does not count the call returns nil at once, whatever the machine).
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := waiting.Wait(ctx); err == nil {
+		t.Error("Waiting.Wait returned with a hijacked call not yet answered")
+	}
+	close(release)
+	until(t, "the call parked", func() bool { return waiting.Len() == 1 })
+	c.Close() // the client goes away: its call is answered and freed
+	if err := waiting.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

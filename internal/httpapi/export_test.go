@@ -1,0 +1,5 @@
+package httpapi
+
+// SetAfterHijack makes w's parked calls run f between their connection's
+// hijack and their registration (TestParkedCountedAtShutdown).
+func SetAfterHijack(w *Waiting, f func()) { w.afterHijack = f }
