@@ -57,26 +57,30 @@ func (s *DB) openToken(stored string, sealed sql.NullString, fileID string) (str
 	return tok, nil
 }
 
-// tokenMatches reports whether a row found by tokenLookupArgs is the
-// presented token's: by its digest, or, for a row not yet rewritten, by
-// its clear token.
-func tokenMatches(token, stored string, sealed sql.NullString) bool {
-	if sealed.Valid {
-		return stored == gengate.FileTokenDigest(token)
+// fileLookup is a presented URL token in the two forms a row may hold
+// it: its digest and, for rows not yet rewritten, the token in clear. A
+// presented digest is no token: both are empty, and it finds nothing.
+type fileLookup struct{ digest, clear string }
+
+func lookupToken(token string) fileLookup {
+	if gengate.IsFileTokenDigest(token) {
+		return fileLookup{}
 	}
-	return stored == token
+	return fileLookup{gengate.FileTokenDigest(token), token}
 }
 
-// tokenLookup is the WHERE term that finds a file by its token, with its
-// two arguments: its digest and, for rows not yet rewritten, the token.
-// A presented digest is no token and finds nothing.
+// tokenLookup is the WHERE term that finds a file by a fileLookup's two
+// forms, its arguments $1 and $2.
 const tokenLookup = `token IN ($1, $2)`
 
-func tokenLookupArgs(token string) (digest, clear string) {
-	if gengate.IsFileTokenDigest(token) {
-		return "", ""
+// matches reports whether a row found by tokenLookup is the presented
+// token's: by its digest, or, for a row not yet rewritten, by its clear
+// token.
+func (l fileLookup) matches(stored string, sealed sql.NullString) bool {
+	if sealed.Valid {
+		return stored == l.digest
 	}
-	return gengate.FileTokenDigest(token), token
+	return stored == l.clear
 }
 
 // sealFileTokens rewrites the rows whose token is in clear: the token

@@ -326,13 +326,13 @@ func (s *DB) loadOutputs(ctx context.Context, q querier, t *gengate.Task) error 
 const creationColumns = `id, account_id, task_id, idx, blob_key, token, token_sealed, content_type, ext, size, created_at`
 
 func (s *DB) scanCreation(row scanner) (*gengate.Creation, error) {
-	return s.scanCreationFor(row, "")
+	return s.scanCreationFor(row, nil)
 }
 
-// scanCreationFor scans a creation found by the URL token presented (""
+// scanCreationFor scans a creation found by the URL token presented (nil
 // when it was not found by one): a row that is not that token's is
-// sql.ErrNoRows (filetokens.go: tokenMatches).
-func (s *DB) scanCreationFor(row scanner, presented string) (*gengate.Creation, error) {
+// sql.ErrNoRows (filetokens.go: fileLookup.matches).
+func (s *DB) scanCreationFor(row scanner, by *fileLookup) (*gengate.Creation, error) {
 	c := &gengate.Creation{}
 	var created int64
 	var stored string
@@ -340,7 +340,7 @@ func (s *DB) scanCreationFor(row scanner, presented string) (*gengate.Creation, 
 	if err := row.Scan(&c.ID, &c.AccountID, &c.TaskID, &c.Index, &c.Key, &stored, &sealed, &c.ContentType, &c.Ext, &c.Size, &created); err != nil {
 		return nil, err
 	}
-	if presented != "" && !tokenMatches(presented, stored, sealed) {
+	if by != nil && !by.matches(stored, sealed) {
 		return nil, sql.ErrNoRows
 	}
 	c.CreatedAt = fromMS(created)
@@ -700,9 +700,9 @@ func (s *DB) ListTasks(ctx context.Context, status gengate.Status, limit int) ([
 
 // FindCreation returns the creation with the URL token.
 func (s *DB) FindCreation(ctx context.Context, token string) (*gengate.Creation, error) {
-	digest, clear := tokenLookupArgs(token)
+	by := lookupToken(token)
 	c, err := s.scanCreationFor(s.reader().QueryRowContext(ctx, `SELECT `+creationColumns+` FROM creations WHERE `+tokenLookup,
-		digest, clear), token)
+		by.digest, by.clear), &by)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("file", "")
 	}

@@ -24,9 +24,9 @@ func (s *DB) CreateUpload(ctx context.Context, u *gengate.Upload) error {
 // FindUpload returns the upload with the URL token unless it expired
 // before now.
 func (s *DB) FindUpload(ctx context.Context, token string, now time.Time) (*gengate.Upload, error) {
-	digest, clear := tokenLookupArgs(token)
+	by := lookupToken(token)
 	u, err := s.scanUploadFor(s.reader().QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE `+tokenLookup+` AND expires_at > $3`,
-		digest, clear, ms(now)), token)
+		by.digest, by.clear, ms(now)), &by)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("file", "")
 	}
@@ -44,7 +44,7 @@ func (s *DB) ExpiredUploads(ctx context.Context, before time.Time, limit int) ([
 	defer rows.Close()
 	var out []*gengate.Upload
 	for rows.Next() {
-		u, err := s.scanUploadFor(rows, "")
+		u, err := s.scanUploadFor(rows, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -59,10 +59,10 @@ func (s *DB) DeleteUpload(ctx context.Context, id string) error {
 	return err
 }
 
-// scanUploadFor scans an upload found by the URL token presented (""
+// scanUploadFor scans an upload found by the URL token presented (nil
 // when it was not found by one): a row that is not that token's is
-// sql.ErrNoRows (filetokens.go: tokenMatches).
-func (s *DB) scanUploadFor(row scanner, presented string) (*gengate.Upload, error) {
+// sql.ErrNoRows (filetokens.go: fileLookup.matches).
+func (s *DB) scanUploadFor(row scanner, by *fileLookup) (*gengate.Upload, error) {
 	u := &gengate.Upload{}
 	var created, expires int64
 	var stored string
@@ -70,7 +70,7 @@ func (s *DB) scanUploadFor(row scanner, presented string) (*gengate.Upload, erro
 	if err := row.Scan(&u.ID, &u.AccountID, &u.Key, &stored, &sealed, &u.ContentType, &u.Ext, &u.Size, &created, &expires); err != nil {
 		return nil, err
 	}
-	if presented != "" && !tokenMatches(presented, stored, sealed) {
+	if by != nil && !by.matches(stored, sealed) {
 		return nil, sql.ErrNoRows
 	}
 	u.CreatedAt, u.ExpiresAt = fromMS(created), fromMS(expires)
