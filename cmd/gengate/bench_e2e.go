@@ -98,8 +98,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		go func() { profiled <- benchCPUProfile(srv, profile, profileFor) }()
 	}
 	cpu0, own0, conns0 := srv.cpu(), benchOwnCPU(), fake.conns.Load()
-	w0, wok := benchWriterWork(srv)
-	stages0 := benchStages(srv)
+	w0 := benchStages(srv) // the SQLite writer's work before the run
 	start := time.Now()
 	failed, firstErr := benchClients(ctx, clients, tasks, func(int) error {
 		status, answer, err := benchPost(hc, srv.base, key, body)
@@ -142,14 +141,15 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	fmt.Fprintf(stdout, "  CPU per task: server %.3f ms, bench process (clients, fake fal, counting) %.3f ms\n",
 		benchPerTask(cpu, tasks), benchPerTask(own, tasks))
 	fmt.Fprintf(stdout, "  connections gengate opened to the fake fal: %d\n", fake.conns.Load()-conns0)
-	if w1, ok := benchWriterWork(srv); ok && wok && w1.writes > w0.writes {
+	w1 := benchStages(srv)
+	if w0 != nil && w1 != nil && w1.writes > w0.writes {
 		// The SQLite writer commits every write of the server: busy
 		// near the whole run, it is what the rate waits for.
 		fmt.Fprintf(stdout, "  SQLite writer: busy %.0f%% of the run, %.2f writes and %.2f batches per task (%.1f writes per batch)\n",
 			100*(w1.busy-w0.busy)/elapsed.Seconds(), (w1.writes-w0.writes)/float64(tasks), (w1.batches-w0.batches)/float64(tasks),
 			(w1.writes-w0.writes)/max(w1.batches-w0.batches, 1))
 	}
-	printStages(stdout, stages0, benchStages(srv))
+	printStages(stdout, w0, w1)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			return fmt.Errorf("profile: %w", err)

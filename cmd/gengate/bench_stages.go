@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// benchStages reads the SQLite writer's stage histograms from the
-// server's /metrics (gengate_sqlite_write_seconds, cumulative counts by
-// bucket bound, per stage) and its batches; nil when it has none (on
-// PostgreSQL) or cannot be read.
+// benchStages reads the SQLite writer's work from the server's /metrics
+// (its --admin-addr listener): the stage histograms
+// (gengate_sqlite_write_seconds, cumulative counts by bucket bound, per
+// stage), its batches, the writes in them and its busy seconds; nil when
+// it has none (on PostgreSQL) or they cannot be read.
 func benchStages(c *benchChild) *stageCounts {
 	if c.admin == "" {
 		return nil
@@ -24,13 +25,19 @@ func benchStages(c *benchChild) *stageCounts {
 		return nil
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
 	return parseStages(resp.Body)
 }
 
-// stageCounts are cumulative bucket counts by stage and bound (seconds).
+// stageCounts is one reading of the writer's metrics: cumulative bucket
+// counts by stage and bound (seconds), and its counters: batches
+// (gengate_sqlite_batches_total), writes (the count of the "total"
+// stage) and busy seconds (gengate_sqlite_writer_busy_seconds_total).
 type stageCounts struct {
-	buckets map[string]map[float64]float64
-	batches float64
+	buckets               map[string]map[float64]float64
+	batches, writes, busy float64
 }
 
 func parseStages(r io.Reader) *stageCounts {
@@ -38,8 +45,18 @@ func parseStages(r io.Reader) *stageCounts {
 	lines := bufio.NewScanner(r)
 	for lines.Scan() {
 		line := lines.Text()
-		if v, ok := strings.CutPrefix(line, "gengate_sqlite_batches_total "); ok {
-			sc.batches, _ = strconv.ParseFloat(v, 64)
+		name, value, _ := strings.Cut(line, " ")
+		var counter *float64
+		switch name {
+		case "gengate_sqlite_batches_total":
+			counter = &sc.batches
+		case `gengate_sqlite_write_seconds_count{stage="total"}`:
+			counter = &sc.writes
+		case "gengate_sqlite_writer_busy_seconds_total":
+			counter = &sc.busy
+		}
+		if counter != nil {
+			*counter, _ = strconv.ParseFloat(value, 64)
 			continue
 		}
 		rest, ok := strings.CutPrefix(line, `gengate_sqlite_write_seconds_bucket{stage="`)
