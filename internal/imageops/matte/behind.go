@@ -146,25 +146,13 @@ func behindGrow(im *workImage, p params, m, r []bool, area int) []bool {
 			best = int32(c)
 		}
 	}
-	x0, y0, x1, y1 := w, h, -1, -1
-	for i, l := range lab {
-		if l == best {
-			x0, x1 = min(x0, i%w), max(x1, i%w)
-			y0, y1 = min(y0, i/w), max(y1, i/w)
-		}
-	}
+	x0, x1, y0, y1 := labelBox(lab, best, w, h)
 	cw, ch := float64(x1-x0+1), float64(y1-y0+1)
 	top := max(0, y0-int(behindRaise*ch+0.5))
 	for _, f := range figureWidens {
 		d := int(f*cw + 0.5)
 		m2 := boxCut(im, p, max(0, x0-d), min(w-1, x1+d), top)
-		agree := 0
-		for i, l := range lab {
-			if l == best && m2[i] {
-				agree++
-			}
-		}
-		if float64(agree) < belowAgree*float64(sizes[best]) {
+		if !boxAgrees(m2, lab, best, sizes[best]) {
 			continue
 		}
 		for i := range m2 {

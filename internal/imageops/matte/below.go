@@ -78,13 +78,7 @@ func belowExtend(im *workImage, p params, m []bool) []bool {
 		return nil
 	}
 	best := largestComponent(sizes)
-	x0, x1, y0, y1 := w, -1, h, -1
-	for i, l := range lab {
-		if l == best {
-			x, y := i%w, i/w
-			x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
-		}
-	}
+	x0, x1, y0, y1 := labelBox(lab, best, w, h)
 	if y1 >= h-1 {
 		return nil // already reaches the bottom edge
 	}
@@ -136,16 +130,13 @@ func belowExtend(im *workImage, p params, m []bool) []bool {
 func boxExtension(im *workImage, p params, m []bool, lab []int32, best int32, x0, x1, y0, y1 int, minArea float64) ([]bool, []int32) {
 	w, h := im.w, im.h
 	m2 := boxCut(im, p, x0, x1, y0)
-	agree, csz := 0, 0
-	for i, l := range lab {
+	csz := 0
+	for _, l := range lab {
 		if l == best {
 			csz++
-			if m2[i] {
-				agree++
-			}
 		}
 	}
-	if float64(agree) < belowAgree*float64(csz) {
+	if !boxAgrees(m2, lab, best, csz) {
 		return nil, nil // the box's segmentation does not see the same subject
 	}
 	// the box's mask joined to the component

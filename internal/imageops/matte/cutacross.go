@@ -61,13 +61,7 @@ func acrossExtend(im *workImage, p params, m []bool) []bool {
 	if float64(xb-xa+1) < acrossRun*math.Sqrt(float64(sizes[best])) {
 		return nil
 	}
-	x0, x1, y0 := w, -1, h
-	for i, l := range lab {
-		if l == best {
-			x, y := i%w, i/w
-			x0, x1, y0 = min(x0, x), max(x1, x), min(y0, y)
-		}
-	}
+	x0, x1, y0, _ := labelBox(lab, best, w, h)
 	pad := int(belowWiden * float64(x1-x0+1))
 	ext, _ := boxExtension(im, p, m, lab, best, max(0, x0-pad), min(w-1, x1+pad), y0, ry, acrossArea)
 	if ext == nil {

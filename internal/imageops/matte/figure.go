@@ -74,13 +74,7 @@ func figureBelow(im *workImage, p params, m []bool) []bool {
 	if float64(others) < figureFrag*float64(sizes[best]) {
 		return nil // one clear subject
 	}
-	x0, x1, y0, y1 := w, -1, h, -1
-	for i, l := range lab {
-		if l == best {
-			x, y := i%w, i/w
-			x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
-		}
-	}
+	x0, x1, y0, y1 := labelBox(lab, best, w, h)
 	var ext []bool
 	for _, wd := range figureWidens {
 		pad := int(wd * float64(x1-x0+1))

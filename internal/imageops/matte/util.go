@@ -255,6 +255,32 @@ func boxFilter(src, dst, tmp []float32, w, h, r int) {
 	})
 }
 
+// labelBox is the bounding box, bounds included, of the pixels labelled
+// l in lab (w wide, h high); x1 and y1 are -1 when there are none.
+func labelBox(lab []int32, l int32, w, h int) (x0, x1, y0, y1 int) {
+	x0, x1, y0, y1 = w, -1, h, -1
+	for i, v := range lab {
+		if v == l {
+			x, y := i%w, i/w
+			x0, x1, y0, y1 = min(x0, x), max(x1, x), min(y0, y), max(y1, y)
+		}
+	}
+	return x0, x1, y0, y1
+}
+
+// boxAgrees reports whether a box's segmentation m2 keeps at least
+// belowAgree of the component labelled best (size pixels): it sees the
+// same subject.
+func boxAgrees(m2 []bool, lab []int32, best int32, size int) bool {
+	agree := 0
+	for i, l := range lab {
+		if l == best && m2[i] {
+			agree++
+		}
+	}
+	return float64(agree) >= belowAgree*float64(size)
+}
+
 // largestComponent is the label of the largest of the components whose
 // sizes imageops.Components gave (the first of equal ones); sizes must
 // not be empty.
