@@ -104,7 +104,9 @@ func benchSubmit(ctx context.Context, args []string, getenv func(string) string,
 		}
 		best = max(best, r.rate())
 		r.print(stdout, fmt.Sprintf("gengate #%d", i+1))
-		printStages(stdout, before, benchStages(srv))
+		after := benchStages(srv)
+		printWriterLoad(stdout, before, after, r.elapsed, r.ok, "submit")
+		printStages(stdout, before, after)
 	}
 	if preload > 0 {
 		rate, err := benchPreload(ctx, srv, database, data, key, body, preload, delay, stdout)

@@ -37,9 +37,13 @@ func TestBenchSubmit(t *testing.T) {
 				t.Errorf("no ratio in\n%s", out)
 			}
 			// On SQLite each round reports where the writes' time went.
-			stages := regexp.MustCompile(`(?m)^  writer p50/p99: queue [≤>]\S+/[≤>]\S+, .*total [≤>]\S+/[≤>]\S+`).Match(out)
+			stages := regexp.MustCompile(`(?m)^  writer p50/p99: queue [≤>]\S+/[≤>]\S+ \(mean \S+\), .*total [≤>]\S+/[≤>]\S+ \(mean \S+\)`).Match(out)
 			if stages != (dialect == "sqlite") {
 				t.Errorf("writer stages printed: %v, want %v on %s\n%s", stages, dialect == "sqlite", dialect, out)
+			}
+			load := regexp.MustCompile(`(?m)^  SQLite writer: busy \d+% of the run, [1-9]\d*\.\d+ writes and \d+\.\d+ batches per submit`).Match(out)
+			if load != (dialect == "sqlite") {
+				t.Errorf("writer load printed: %v, want %v on %s\n%s", load, dialect == "sqlite", dialect, out)
 			}
 		})
 	}

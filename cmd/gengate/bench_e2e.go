@@ -142,13 +142,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		benchPerTask(cpu, tasks), benchPerTask(own, tasks))
 	fmt.Fprintf(stdout, "  connections gengate opened to the fake fal: %d\n", fake.conns.Load()-conns0)
 	w1 := benchStages(srv)
-	if w0 != nil && w1 != nil && w1.writes > w0.writes {
-		// The SQLite writer commits every write of the server: busy
-		// near the whole run, it is what the rate waits for.
-		fmt.Fprintf(stdout, "  SQLite writer: busy %.0f%% of the run, %.2f writes and %.2f batches per task (%.1f writes per batch)\n",
-			100*(w1.busy-w0.busy)/elapsed.Seconds(), (w1.writes-w0.writes)/float64(tasks), (w1.batches-w0.batches)/float64(tasks),
-			(w1.writes-w0.writes)/max(w1.batches-w0.batches, 1))
-	}
+	printWriterLoad(stdout, w0, w1, elapsed, tasks, "task")
 	printStages(stdout, w0, w1)
 	if profiled != nil {
 		if err := <-profiled; err != nil {

@@ -37,11 +37,12 @@ func benchStages(c *benchChild) *stageCounts {
 // stage) and busy seconds (gengate_sqlite_writer_busy_seconds_total).
 type stageCounts struct {
 	buckets               map[string]map[float64]float64
+	sums                  map[string]float64 // seconds, by stage
 	batches, writes, busy float64
 }
 
 func parseStages(r io.Reader) *stageCounts {
-	sc := &stageCounts{buckets: map[string]map[float64]float64{}}
+	sc := &stageCounts{buckets: map[string]map[float64]float64{}, sums: map[string]float64{}}
 	lines := bufio.NewScanner(r)
 	for lines.Scan() {
 		line := lines.Text()
@@ -57,6 +58,11 @@ func parseStages(r io.Reader) *stageCounts {
 		}
 		if counter != nil {
 			*counter, _ = strconv.ParseFloat(value, 64)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, `gengate_sqlite_write_seconds_sum{stage="`); ok {
+			stage, v, _ := strings.Cut(rest, `"} `)
+			sc.sums[stage], _ = strconv.ParseFloat(v, 64)
 			continue
 		}
 		rest, ok := strings.CutPrefix(line, `gengate_sqlite_write_seconds_bucket{stage="`)
@@ -115,12 +121,29 @@ func printStages(w io.Writer, before, after *stageCounts) {
 			}
 			return "?"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s/%s", stage, q(0.5), q(0.99)))
+		part := fmt.Sprintf("%s %s/%s", stage, q(0.5), q(0.99))
+		if total > 0 {
+			part += fmt.Sprintf(" (mean %s)", fmtBound((after.sums[stage]-before.sums[stage])/total))
+		}
+		parts = append(parts, part)
 	}
 	if n := after.batches - before.batches; n > 0 && writes > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f writes/batch", writes/n))
 	}
 	fmt.Fprintf(w, "  writer p50/p99: %s\n", strings.Join(parts, ", "))
+}
+
+// printWriterLoad prints how busy the SQLite writer was between before
+// and after (elapsed apart), and its writes and batches per unit (n of
+// them: tasks, submits). The writer commits every write of the server:
+// busy near the whole time, it is what the rate waits for.
+func printWriterLoad(w io.Writer, before, after *stageCounts, elapsed time.Duration, n int, unit string) {
+	if before == nil || after == nil || after.writes <= before.writes || n == 0 {
+		return
+	}
+	writes, batches := after.writes-before.writes, after.batches-before.batches
+	fmt.Fprintf(w, "  SQLite writer: busy %.0f%% of the run, %.2f writes and %.2f batches per %s (%.1f writes per batch)\n",
+		100*(after.busy-before.busy)/elapsed.Seconds(), writes/float64(n), batches/float64(n), unit, writes/max(batches, 1))
 }
 
 func fmtBound(s float64) string {

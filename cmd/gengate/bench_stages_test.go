@@ -9,12 +9,15 @@ import (
 // TestPrintStages: the writer's stage quantiles of a round come from the
 // difference of two /metrics readings, as the bucket bound they fall under.
 func TestPrintStages(t *testing.T) {
-	metrics := func(queue [3]int, batches int) string {
+	metrics := func(queue [3]int, batches int, sum ...string) string {
+		if len(sum) == 0 {
+			sum = []string{"1.5"}
+		}
 		return `# HELP gengate_sqlite_write_seconds ...
 gengate_sqlite_write_seconds_bucket{stage="queue",le="5e-05"} ` + itoa(queue[0]) + `
 gengate_sqlite_write_seconds_bucket{stage="queue",le="0.0001"} ` + itoa(queue[1]) + `
 gengate_sqlite_write_seconds_bucket{stage="queue",le="+Inf"} ` + itoa(queue[2]) + `
-gengate_sqlite_write_seconds_sum{stage="queue"} 1.5
+gengate_sqlite_write_seconds_sum{stage="queue"} ` + sum[0] + `
 gengate_sqlite_batches_total ` + itoa(batches) + "\n"
 	}
 	for _, tc := range []struct {
@@ -26,6 +29,8 @@ gengate_sqlite_batches_total ` + itoa(batches) + "\n"
 			"queue ≤50µs/≤50µs"},
 		{"a slow tail", metrics([3]int{0, 0, 0}, 0), metrics([3]int{90, 98, 100}, 10),
 			"queue ≤50µs/>100µs"},
+		{"the mean of the round's writes", metrics([3]int{10, 10, 10}, 1, "1.5"), metrics([3]int{10, 110, 110}, 11, "1.51"),
+			"queue ≤100µs/≤100µs (mean 100µs)"},
 		{"the earlier round does not count", metrics([3]int{0, 0, 1000}, 0), metrics([3]int{100, 100, 1100}, 1),
 			"queue ≤50µs/≤50µs"},
 	} {

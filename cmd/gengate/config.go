@@ -111,6 +111,9 @@ type Config struct {
 	// MemoryLimit, above zero, is the Go runtime's soft memory limit in
 	// bytes (runtime/debug.SetMemoryLimit); zero leaves GOMEMLIMIT's.
 	MemoryLimit int
+	// GCHeapFloorMB is the least heap goal of the garbage collector, in
+	// MiB (heapfloor.go); zero leaves the collector's own.
+	GCHeapFloorMB int
 	// Operator surfaces (docs/security.md): the --admin-addr listener of
 	// /metrics and pprof, the token that opens the public /metrics, and how
 	// old the task counts of /metrics may get.
@@ -181,6 +184,8 @@ func (c *Config) Validate() error {
 		return errors.New("--max-conns must be ≥ 1")
 	case c.MemoryLimit < 0:
 		return errors.New("--memory-limit must be ≥ 0")
+	case c.GCHeapFloorMB < 0 || c.GCHeapFloorMB > 1<<20:
+		return errors.New("--gc-heap-floor must be between 0 and 1048576 MiB")
 	case c.S3PartBuffers < 1:
 		return errors.New("--s3-part-buffers must be ≥ 1")
 	case c.WaitRechecks < 1:
@@ -322,6 +327,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
 		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
 		f.integer(&c.MemoryLimit, "memory-limit", 0, "soft limit of the process's memory in bytes: the garbage collector works harder as it nears it (0: none, or GOMEMLIMIT's)"),
+		f.integer(&c.GCHeapFloorMB, "gc-heap-floor", 64, "MiB the heap may grow to before the garbage collector runs, however little of it is live: fewer collections when little is kept (0: the collector's own goal, GOGC's); --memory-limit still applies"),
 		f.integer(&c.WaitRechecks, "wait-rechecks", gengate.MaxRechecks, "safety rereads per second of all waiting generate calls together (each rereads every 2s below this)"),
 		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
 		f.integer(&maxOutputBytes, "max-output-bytes", gengate.DefaultMaxOutputBytes, "largest output file in bytes, enforced as it streams from the upstream; over it the task fails with UPSTREAM_ERROR, refunded"),

@@ -94,6 +94,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.MemoryLimit > 0 {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
 	}
+	defer startHeapFloor(uint64(cfg.GCHeapFloorMB) << 20)()
 	events := gengate.NewEvents()
 	events.SetMaxRechecks(cfg.WaitRechecks)
 	svc := &gengate.Service{
