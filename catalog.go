@@ -101,9 +101,11 @@ func (m *Model) Fields() []Field {
 
 // Field returns the input or option named name.
 func (m *Model) Field(name string) (Field, bool) {
-	for _, f := range m.Fields() {
-		if f.Name == name {
-			return f, true
+	for _, fields := range [2][]Field{m.Inputs, m.Options} {
+		for i := range fields {
+			if fields[i].Name == name {
+				return fields[i], true
+			}
 		}
 	}
 	return Field{}, false

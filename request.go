@@ -156,14 +156,17 @@ func (c *Catalog) DecodeRequest(r io.Reader) (*Request, error) {
 			req.Options[name] = val
 		}
 	}
-	for _, f := range m.Fields() {
-		if _, given := fields[f.Name]; given {
-			continue
-		}
-		if f.Required {
-			v.bad(f.Name, FieldRequired, "is required")
-		} else if f.Default != nil {
-			req.Options[f.Name] = normalize(f.Default, f.Kind)
+	for _, all := range [2][]Field{m.Inputs, m.Options} {
+		for i := range all {
+			f := &all[i]
+			if _, given := fields[f.Name]; given {
+				continue
+			}
+			if f.Required {
+				v.bad(f.Name, FieldRequired, "is required")
+			} else if f.Default != nil {
+				req.Options[f.Name] = normalize(f.Default, f.Kind)
+			}
 		}
 	}
 	if len(v.invalid)+len(v.unsupp)+b.moreUnknown > 0 {

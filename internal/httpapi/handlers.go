@@ -28,9 +28,18 @@ func (a *api) handleGenerate() http.Handler {
 		pref := parsePrefer(r.Header.Values("Prefer"))
 		key := apiKey(r)
 		var o *gengate.Outcome
-		gengate.OnOwnStack(func() { // the connection's goroutine may wait for long: keep its stack small
+		generate := func() {
 			o, err = a.svc.GenerateFrom(r.Context(), key, body, r.Header.Get("Idempotency-Key"))
-		})
+		}
+		if wait, _ := pref.waitFor(a.svc.SyncWait); wait > 0 {
+			// The connection's goroutine may wait for long: keep its
+			// stack small.
+			gengate.OnOwnStack(generate)
+		} else {
+			// Answered at once (respond-async): no hop, and no fresh
+			// stack to grow for each call.
+			generate()
+		}
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(body.err, &tooBig):
