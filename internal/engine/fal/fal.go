@@ -96,7 +96,19 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 		// Accepted, but there is nothing to poll: a person must look.
 		return gengate.Progress{}, fmt.Errorf("fal: submit accepted without a usable request_id (%q)", e.client.Clean(out.RequestID))
 	}
-	return gengate.Progress{UpstreamID: req.endpoint + "|" + out.RequestID, RetryAfter: e.delay(job, 0)}, nil
+	return gengate.Progress{UpstreamID: req.endpoint + "|" + out.RequestID, RetryAfter: firstDelay(job)}, nil
+}
+
+// firstDelay is the wait before the first status read after a submit:
+// firstImagePoll for an image, whatever the task's age (a task that waited
+// in gengate's own queue is new to fal: reading it back only after as
+// long again, as delay would, held every task of a backlog up to 2 s
+// longer than its upstream took), videoDelay for a video.
+func firstDelay(job gengate.Job) time.Duration {
+	if job.Type == "video" {
+		return videoDelay
+	}
+	return firstImagePoll
 }
 
 // delay is the wait before the next status read: for a video videoDelay;

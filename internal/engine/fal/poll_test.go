@@ -9,7 +9,7 @@ import (
 )
 
 // TestPollSchedule: an image is read back a quarter second after its
-// submit, then after waits as long as the task's age (doubling) up to 2 s,
+// submit (however long the task waited in gengate's queue before it), then after waits as long as the task's age (doubling) up to 2 s,
 // plus a second per request queued ahead; a video every 10 s; a job of
 // unknown age at the old 2 s.
 func TestPollSchedule(t *testing.T) {
@@ -54,6 +54,13 @@ func TestPollSchedule(t *testing.T) {
 		t.Fatalf("submit: %+v, %v; want RetryAfter 250ms", p, err)
 	}
 	now = now.Add(700 * time.Millisecond)
+	// A task that waited in gengate's own queue (1.5 s) is new to the
+	// provider: its first read is a quarter second after the submit too.
+	waited := image
+	waited.CreatedAt = now.Add(-1500 * time.Millisecond)
+	if q, err := e.Submit(context.Background(), waited); err != nil || q.RetryAfter != 250*time.Millisecond {
+		t.Fatalf("submit after 1.5 s in the queue: %+v, %v; want RetryAfter 250ms", q, err)
+	}
 	p, err = e.Check(context.Background(), job, p.UpstreamID)
 	if err != nil || len(p.Outputs) != 0 || p.RetryAfter != 710*time.Millisecond {
 		t.Fatalf("check: %+v, %v; want still running, RetryAfter 710ms", p, err)

@@ -8,7 +8,7 @@ import (
 )
 
 // TestPollSchedule: an image is read back a quarter second after its
-// submit, then after waits as long as the task's age (doubling) up to 2 s;
+// submit (however long the task waited in gengate's queue before it), then after waits as long as the task's age (doubling) up to 2 s;
 // a video every 10 s; a job of unknown age at the old 2 s. Replicate's own
 // clients read every 0.5 s (replicate-go and replicate-python's
 // poll_interval).
@@ -52,6 +52,13 @@ func TestPollSchedule(t *testing.T) {
 		t.Fatalf("submit: %+v, %v; want RetryAfter 250ms", p, err)
 	}
 	now = now.Add(700 * time.Millisecond)
+	// A task that waited in gengate's own queue (1.5 s) is new to the
+	// provider: its first read is a quarter second after the submit too.
+	waited := image
+	waited.CreatedAt = now.Add(-1500 * time.Millisecond)
+	if q, err := e.Submit(ctx, waited); err != nil || q.RetryAfter != 250*time.Millisecond {
+		t.Fatalf("submit after 1.5 s in the queue: %+v, %v; want RetryAfter 250ms", q, err)
+	}
 	p, err = e.Check(ctx, job, p.UpstreamID)
 	if err != nil || len(p.Outputs) != 0 || p.RetryAfter != 710*time.Millisecond {
 		t.Fatalf("check: %+v, %v; want still running, RetryAfter 710ms", p, err)

@@ -155,7 +155,7 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 	if p.ID == "" {
 		return gengate.Progress{}, fmt.Errorf("replicate: prediction created but its answer has no id")
 	}
-	return gengate.Progress{UpstreamID: p.ID, RetryAfter: e.delay(job)}, nil
+	return gengate.Progress{UpstreamID: p.ID, RetryAfter: firstDelay(job)}, nil
 }
 
 // Check reads the prediction and, once it has succeeded, downloads its
@@ -207,6 +207,18 @@ func (e *Engine) Cancel(ctx context.Context, job gengate.Job, upstreamID string)
 		return gengate.Errorf(gengate.EInvalid, "replicate: malformed upstream id %q", upstreamID)
 	}
 	return e.client.Poll(ctx, upstream.Request{Method: http.MethodPost, Path: "/predictions/" + upstreamID + "/cancel"}, nil)
+}
+
+// firstDelay is the wait before the first status read after a submit:
+// firstImagePoll for an image, whatever the task's age (a task that waited
+// in gengate's own queue is new to Replicate: reading it back only after as
+// long again, as delay would, held every task of a backlog up to 2 s
+// longer than its upstream took), videoDelay for a video.
+func firstDelay(job gengate.Job) time.Duration {
+	if job.Type == "video" {
+		return videoDelay
+	}
+	return firstImagePoll
 }
 
 // delay is the wait before the next status read: for a video videoDelay;

@@ -58,7 +58,7 @@ func TestImageSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.UpstreamID == "" || p.RetryAfter != imageDelay || len(p.Outputs) != 0 {
+	if p.UpstreamID == "" || p.RetryAfter != firstImagePoll || len(p.Outputs) != 0 { // read back a quarter second after the submit
 		t.Fatalf("submit progress %+v", p)
 	}
 	p, err = e.Check(ctx, job, p.UpstreamID)
