@@ -24,15 +24,17 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 )
 
 // heapFloor re-sets the collector's percentage after each cycle.
 type heapFloor struct {
-	floor   uint64 // bytes
-	base    int    // the percentage without a floor: GOGC's (100 by default)
-	percent int    // the percentage set now
-	stopped atomic.Bool
+	floor uint64 // bytes
+	base  int    // the percentage without a floor: GOGC's (100 by default)
+
+	mu      sync.Mutex // the finalizer's adjustments against stop
+	percent int        // the percentage set now
+	stopped bool
 	sample  []metrics.Sample
 }
 
@@ -50,7 +52,9 @@ func startHeapFloor(floor uint64) (stop func()) {
 	h.adjust()
 	h.arm()
 	return func() {
-		h.stopped.Store(true)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.stopped = true
 		debug.SetGCPercent(h.base)
 	}
 }
@@ -62,28 +66,31 @@ type sentinel struct{ _ [32]byte }
 
 func (h *heapFloor) arm() {
 	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
-		if h.stopped.Load() {
-			return
+		if h.adjust() {
+			h.arm()
 		}
-		h.adjust()
-		h.arm()
 	})
 }
 
-// adjust sets the percentage for what the last cycle left live.
-func (h *heapFloor) adjust() {
+// adjust sets the percentage for what the last cycle left live; it
+// reports false once stopped.
+func (h *heapFloor) adjust() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return false
+	}
 	metrics.Read(h.sample)
 	if h.sample[0].Value.Kind() != metrics.KindUint64 {
-		return
+		return true
 	}
 	p := floorPercent(h.sample[0].Value.Uint64(), h.floor, h.base)
 	// Small changes are not worth a call into the runtime.
 	if p != h.percent && (p > h.percent*11/10 || p < h.percent*9/10 || p == h.base) {
 		h.percent = p
-		if !h.stopped.Load() {
-			debug.SetGCPercent(p)
-		}
+		debug.SetGCPercent(p)
 	}
+	return true
 }
 
 // runtimeHeapMinimum is the Go runtime's least heap goal at a percentage

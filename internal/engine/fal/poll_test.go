@@ -9,9 +9,10 @@ import (
 )
 
 // TestPollSchedule: an image is read back a quarter second after its
-// submit (however long the task waited in gengate's queue before it), then after waits as long as the task's age (doubling) up to 2 s,
-// plus a second per request queued ahead; a video every 10 s; a job of
-// unknown age at the old 2 s.
+// submit (however long the task waited in gengate's queue before it),
+// then after waits as long as the task's age (doubling) up to 2 s, plus a
+// second per request queued ahead; a video every 10 s; a job of unknown
+// age at the old 2 s.
 func TestPollSchedule(t *testing.T) {
 	e, s := newEngine(t)
 	s.SetPolls(2) // the first status read answers IN_PROGRESS

@@ -8,10 +8,10 @@ import (
 )
 
 // TestPollSchedule: an image is read back a quarter second after its
-// submit (however long the task waited in gengate's queue before it), then after waits as long as the task's age (doubling) up to 2 s;
-// a video every 10 s; a job of unknown age at the old 2 s. Replicate's own
-// clients read every 0.5 s (replicate-go and replicate-python's
-// poll_interval).
+// submit (however long the task waited in gengate's queue before it),
+// then after waits as long as the task's age (doubling) up to 2 s; a video
+// every 10 s; a job of unknown age at the old 2 s. Replicate's own clients
+// read every 0.5 s (replicate-go and replicate-python's poll_interval).
 func TestPollSchedule(t *testing.T) {
 	s, e := newEngine(t)
 	s.SetPolls(2) // the first status read answers processing
