@@ -25,6 +25,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // heapFloor re-sets the collector's percentage after each cycle.
@@ -36,27 +37,41 @@ type heapFloor struct {
 	percent int        // the percentage set now
 	stopped bool
 	sample  []metrics.Sample
+	// adjusted counts the adjustments made after a collection.
+	adjusted atomic.Int64
 }
 
 // startHeapFloor keeps the collector's heap goal at least floor bytes
 // until stop is called; floor 0 does nothing. A GOGC of off (the
 // collector disabled) is left alone.
 func startHeapFloor(floor uint64) (stop func()) {
+	h := newHeapFloor(floor)
+	if h == nil {
+		return func() {}
+	}
+	return h.stop
+}
+
+// newHeapFloor starts the floor; nil when there is none to keep.
+func newHeapFloor(floor uint64) *heapFloor {
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
 	if floor == 0 || base < 0 {
-		return func() {}
+		return nil
 	}
 	h := &heapFloor{floor: floor, base: base, percent: base,
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	h.adjust()
 	h.arm()
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.stopped = true
-		debug.SetGCPercent(h.base)
-	}
+	return h
+}
+
+// stop gives the process its own percentage back.
+func (h *heapFloor) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	debug.SetGCPercent(h.base)
 }
 
 // sentinel is allocated for its finalizer, which runs once a cycle has
@@ -67,6 +82,7 @@ type sentinel struct{ _ [32]byte }
 func (h *heapFloor) arm() {
 	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
 		if h.adjust() {
+			h.adjusted.Add(1)
 			h.arm()
 		}
 	})
