@@ -69,3 +69,15 @@ func asideScores(lab []int32, sizes []int, w, h int) ([]float64, []bool) {
 	}
 	return score, bottom
 }
+
+// mostCentral is the label of the component with the highest of
+// asideScores' scores (the first of equal ones); score must not be empty.
+func mostCentral(score []float64) int32 {
+	best := int32(0)
+	for c, s := range score {
+		if s > score[best] {
+			best = int32(c)
+		}
+	}
+	return best
+}

@@ -140,12 +140,7 @@ func behindGrow(im *workImage, p params, m, r []bool, area int) []bool {
 		return nil
 	}
 	score, _ := asideScores(lab, sizes, w, h)
-	best := int32(0)
-	for c := range score {
-		if score[c] > score[best] {
-			best = int32(c)
-		}
-	}
+	best := mostCentral(score)
 	x0, x1, y0, y1 := labelBox(lab, best, w, h)
 	cw, ch := float64(x1-x0+1), float64(y1-y0+1)
 	top := max(0, y0-int(behindRaise*ch+0.5))

@@ -56,12 +56,7 @@ func figureBelow(im *workImage, p params, m []bool) []bool {
 		return nil
 	}
 	score, bottom := asideScores(lab, sizes, w, h)
-	best := int32(0)
-	for c := range sizes {
-		if score[c] > score[best] {
-			best = int32(c)
-		}
-	}
+	best := mostCentral(score)
 	if bottom[best] {
 		return nil
 	}

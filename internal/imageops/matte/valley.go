@@ -101,10 +101,7 @@ func valleyCut(m []bool, w, h int) bool {
 		}
 	}
 	score, bottom := asideScores(part, psize, w, h)
-	keep := int32(0)
-	if score[1] > score[0] {
-		keep = 1
-	}
+	keep := mostCentral(score)
 	if !bottom[keep] {
 		return false // the better part floats: it may be a piece of the subject
 	}
