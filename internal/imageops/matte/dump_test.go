@@ -3,8 +3,6 @@ package matte
 import (
 	"os"
 	"testing"
-
-	"github.com/gengate/gengate/internal/imageops"
 )
 
 // TestDumpStudio writes before/after pictures of studio composites to
@@ -15,10 +13,7 @@ func TestDumpStudio(t *testing.T) {
 	if names == "" {
 		t.Skip(`set GENGATE_MATTE_DUMP="name ..." to write studio composites and their cut-outs to /tmp/studio`)
 	}
-	dir, ok := imageops.DataDir()
-	if !ok {
-		t.Skip("evaluation data not found at ../shared/data")
-	}
+	dir := evalData(t)
 	for _, set := range [][]studioBackdrop{studioBackdrops, heldOutBackdrops} {
 		err := eachObject(dir, picSetFrom(names), func(o gtObject) error {
 			for bi, bd := range set { // seeds as in evalStudio

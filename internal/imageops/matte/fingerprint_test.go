@@ -5,8 +5,6 @@ import (
 	"hash/fnv"
 	"os"
 	"testing"
-
-	"github.com/gengate/gengate/internal/imageops"
 )
 
 // TestFingerprint prints, for every GrabCut-50 image, its IoU, an FNV-64a
@@ -22,14 +20,8 @@ func TestFingerprint(t *testing.T) {
 	if os.Getenv("GENGATE_MATTE_FP") == "" {
 		t.Skip("set GENGATE_MATTE_FP=1 (or all) to print per-image IoU, matte hash and CPU")
 	}
-	dir, ok := imageops.DataDir()
-	if !ok {
-		t.Skip("evaluation data not found at ../shared/data")
-	}
-	var only map[string]bool
-	if s := os.Getenv("GENGATE_MATTE_ONLY"); s != "" {
-		only = picSetFrom(s)
-	}
+	dir := evalData(t)
+	only := onlyPics()
 	var cpu, mp float64
 	err := eachObject(dir, only, func(o gtObject) error {
 		c0 := cpuTime()

@@ -5,8 +5,6 @@ import (
 	"os"
 	"sort"
 	"testing"
-
-	"github.com/gengate/gengate/internal/imageops"
 )
 
 // TestPlainStats prints the plain-background statistics of every GrabCut
@@ -15,10 +13,7 @@ func TestPlainStats(t *testing.T) {
 	if os.Getenv("GENGATE_MATTE_PLAIN") == "" {
 		t.Skip("set GENGATE_MATTE_PLAIN=1 to print the plain-background statistics")
 	}
-	dir, ok := imageops.DataDir()
-	if !ok {
-		t.Skip("evaluation data not found")
-	}
+	dir := evalData(t)
 	type row struct {
 		name  string
 		comps int

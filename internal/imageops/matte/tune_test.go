@@ -18,15 +18,9 @@ func TestTune(t *testing.T) {
 	if mode == "" {
 		t.Skip("set GENGATE_MATTE_TUNE=1 (or box) to print per-image GrabCut-set scores")
 	}
-	dir, ok := imageops.DataDir()
-	if !ok {
-		t.Skip("evaluation data not found at ../shared/data")
-	}
+	dir := evalData(t)
 	p := tuneParams(t)
-	var only map[string]bool
-	if s := os.Getenv("GENGATE_MATTE_ONLY"); s != "" {
-		only = picSetFrom(s)
-	}
+	only := onlyPics()
 	res, err := evalGrabCut(dir, p, mode == "box", only, os.Getenv("GENGATE_MATTE_PICS"), picSetFrom(os.Getenv("GENGATE_MATTE_PICNAMES")))
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +109,7 @@ func TestEvaluate(t *testing.T) {
 	if os.Getenv("GENGATE_MATTE_EVAL") == "" {
 		t.Skip("set GENGATE_MATTE_EVAL=1 to run the GrabCut-50 evaluation")
 	}
-	dir, ok := imageops.DataDir()
-	if !ok {
-		t.Skip("evaluation data not found at ../shared/data")
-	}
+	dir := evalData(t)
 	rows, err := Evaluate(dir, os.Getenv("GENGATE_MATTE_PICS"))
 	if err != nil {
 		t.Fatal(err)
@@ -134,14 +125,8 @@ func TestTuneStudio(t *testing.T) {
 	if os.Getenv("GENGATE_MATTE_STUDIO") == "" {
 		t.Skip("set GENGATE_MATTE_STUDIO=1 to print per-composite studio scores")
 	}
-	dir, ok := imageops.DataDir()
-	if !ok {
-		t.Skip("evaluation data not found at ../shared/data")
-	}
-	var only map[string]bool
-	if s := os.Getenv("GENGATE_MATTE_ONLY"); s != "" {
-		only = picSetFrom(s)
-	}
+	dir := evalData(t)
+	only := onlyPics()
 	bds := studioBackdrops
 	if os.Getenv("GENGATE_MATTE_HELDOUT") != "" {
 		bds = heldOutBackdrops
@@ -161,6 +146,26 @@ func TestTuneStudio(t *testing.T) {
 		}
 	}
 	fmt.Printf("mean %.4f over %d; per backdrop %v\n", sum/float64(len(res)), len(res), per)
+}
+
+// evalData is the directory of the evaluation sets (imageops.DataDir); a
+// test that needs them is skipped where they are absent.
+func evalData(t *testing.T) string {
+	t.Helper()
+	dir, ok := imageops.DataDir()
+	if !ok {
+		t.Skip("evaluation data not found at ../shared/data")
+	}
+	return dir
+}
+
+// onlyPics is the set of images GENGATE_MATTE_ONLY="name ..." restricts a
+// printing test to; nil (every image) when it is not set.
+func onlyPics() map[string]bool {
+	if s := os.Getenv("GENGATE_MATTE_ONLY"); s != "" {
+		return picSetFrom(s)
+	}
+	return nil
 }
 
 // picSetFrom is the set of the space-separated names in s.
