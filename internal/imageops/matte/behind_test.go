@@ -14,47 +14,54 @@ import (
 // keep) and of the ball's colours used for a figure's legs.
 func gardenScene(w, h int, seed uint64) (*workImage, []bool, []bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x62757368))
+	return drawScene(w, h, rng, func(x, y int) (c [3]float64, subject, hedge bool) {
+		fx, fy := float64(x), float64(y)
+		c = [3]float64{150, 146, 140} // path
+		if fy < 0.8*float64(h) {
+			c = [3]float64{104, 126, 96} // hedge
+			if rng.IntN(3) == 0 {
+				c = [3]float64{80, 100, 74}
+			}
+			hedge = fx > 0.12*float64(w) && fx < 0.88*float64(w) && fy > 0.25*float64(h)
+		}
+		dx, dy := fx-0.5*float64(w), fy-0.3*float64(h)
+		switch {
+		case dx*dx+dy*dy < 0.02*float64(w*w): // ball
+			c = [3]float64{178, 196, 64}
+			if rng.IntN(4) == 0 {
+				c = [3]float64{120, 150, 40}
+			}
+			subject = true
+		case fy >= 0.3*float64(h) && fy < 0.7*float64(h) && dx > -3 && dx < 3: // stem
+			c = [3]float64{118, 86, 52}
+			subject = true
+		case fy >= 0.7*float64(h) && fy < 0.92*float64(h) && dx > -0.12*float64(w) && dx < 0.12*float64(w): // pot
+			c = [3]float64{192, 112, 72}
+			subject = true
+		}
+		return c, subject, hedge
+	})
+}
+
+// drawScene draws a w×h work image whose pixel (x, y) has the colour
+// pixel gives it plus noise (σ 6, from rng, drawn after pixel's own
+// draws), and returns it with the masks pixel marks: the subject, and
+// behind, the part of the backdrop kept with it, never under the subject.
+func drawScene(w, h int, rng *rand.Rand, pixel func(x, y int) (c [3]float64, subject, behind bool)) (*workImage, []bool, []bool) {
 	rgb := make([]float32, 3*w*h)
 	subject := make([]bool, w*h)
-	hedge := make([]bool, w*h)
+	behind := make([]bool, w*h)
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			i := y*w + x
-			fx, fy := float64(x), float64(y)
-			c := [3]float64{150, 146, 140} // path
-			if fy < 0.8*float64(h) {
-				c = [3]float64{104, 126, 96} // hedge
-				if rng.IntN(3) == 0 {
-					c = [3]float64{80, 100, 74}
-				}
-				if fx > 0.12*float64(w) && fx < 0.88*float64(w) && fy > 0.25*float64(h) {
-					hedge[i] = true
-				}
-			}
-			dx, dy := fx-0.5*float64(w), fy-0.3*float64(h)
-			switch {
-			case dx*dx+dy*dy < 0.02*float64(w*w): // ball
-				c = [3]float64{178, 196, 64}
-				if rng.IntN(4) == 0 {
-					c = [3]float64{120, 150, 40}
-				}
-				subject[i] = true
-			case fy >= 0.3*float64(h) && fy < 0.7*float64(h) && dx > -3 && dx < 3: // stem
-				c = [3]float64{118, 86, 52}
-				subject[i] = true
-			case fy >= 0.7*float64(h) && fy < 0.92*float64(h) && dx > -0.12*float64(w) && dx < 0.12*float64(w): // pot
-				c = [3]float64{192, 112, 72}
-				subject[i] = true
-			}
-			if subject[i] {
-				hedge[i] = false
-			}
+			c, sub, bd := pixel(x, y)
+			subject[i], behind[i] = sub, bd && !sub
 			for k := 0; k < 3; k++ {
 				rgb[3*i+k] = float32(min(255, max(0, c[k]+6*rng.NormFloat64())))
 			}
 		}
 	}
-	return &workImage{w: w, h: h, rgb: rgb, lab: toLab(rgb)}, subject, hedge
+	return &workImage{w: w, h: h, rgb: rgb, lab: toLab(rgb)}, subject, behind
 }
 
 // TestBehindDrop: a stretch of hedge kept with a potted ball tree, of the
@@ -134,56 +141,44 @@ func TestBehindDrop(t *testing.T) {
 // lit cliff's grey with shadows of the dark cliff's colour, and before it
 // a ram whose brown body is its only colour of its own: its head has the
 // rock's grey and its legs, running down past the rock onto the ledge, the
-// pale grey of the cliff's highlights. It returns the work image and the masks of the
-// ram and of the rock.
+// pale grey of the cliff's highlights. It returns the work image and the
+// masks of the ram and of the rock.
 func rockScene(w, h int, seed uint64) (*workImage, []bool, []bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x726f636b))
-	rgb := make([]float32, 3*w*h)
-	ram := make([]bool, w*h)
-	rock := make([]bool, w*h)
 	lit, dark, pale := [3]float64{170, 166, 158}, [3]float64{62, 56, 50}, [3]float64{206, 202, 194}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			i := y*w + x
-			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
-			c := dark
-			if fx < 0.15 {
-				c = lit
-				if rng.IntN(3) == 0 {
-					c = pale // its highlights
-				}
-			}
-			if fy > 0.86 {
-				c = [3]float64{148, 136, 118} // ledge
-			}
-			if dx, dy := (fx-0.5)/0.26, (fy-0.47)/0.32; dx*dx+dy*dy <= 1 {
-				rock[i] = true
-				c = lit
-				if rng.IntN(4) == 0 {
-					c = dark
-				}
-			}
-			bx, by := (fx-0.5)/0.14, (fy-0.55)/0.1
-			switch {
-			case bx*bx+by*by <= 1: // body
-				c = [3]float64{164, 100, 54}
-				ram[i] = true
-			case (fx-0.5)*(fx-0.5)+(fy-0.41)*(fy-0.41)*float64(h*h)/float64(w*w) < 0.045*0.045: // head
-				c = lit
-				ram[i] = true
-			case fy > 0.55 && fy < 0.88 && (math.Abs(fx-0.41) < 0.015 || math.Abs(fx-0.46) < 0.015 || math.Abs(fx-0.54) < 0.015 || math.Abs(fx-0.59) < 0.015): // legs
-				c = pale
-				ram[i] = true
-			}
-			if ram[i] {
-				rock[i] = false
-			}
-			for k := 0; k < 3; k++ {
-				rgb[3*i+k] = float32(min(255, max(0, c[k]+6*rng.NormFloat64())))
+	return drawScene(w, h, rng, func(x, y int) (c [3]float64, ram, rock bool) {
+		fx, fy := float64(x)/float64(w), float64(y)/float64(h)
+		c = dark
+		if fx < 0.15 {
+			c = lit
+			if rng.IntN(3) == 0 {
+				c = pale // its highlights
 			}
 		}
-	}
-	return &workImage{w: w, h: h, rgb: rgb, lab: toLab(rgb)}, ram, rock
+		if fy > 0.86 {
+			c = [3]float64{148, 136, 118} // ledge
+		}
+		if dx, dy := (fx-0.5)/0.26, (fy-0.47)/0.32; dx*dx+dy*dy <= 1 {
+			rock = true
+			c = lit
+			if rng.IntN(4) == 0 {
+				c = dark
+			}
+		}
+		bx, by := (fx-0.5)/0.14, (fy-0.55)/0.1
+		switch {
+		case bx*bx+by*by <= 1: // body
+			c = [3]float64{164, 100, 54}
+			ram = true
+		case (fx-0.5)*(fx-0.5)+(fy-0.41)*(fy-0.41)*float64(h*h)/float64(w*w) < 0.045*0.045: // head
+			c = lit
+			ram = true
+		case fy > 0.55 && fy < 0.88 && (math.Abs(fx-0.41) < 0.015 || math.Abs(fx-0.46) < 0.015 || math.Abs(fx-0.54) < 0.015 || math.Abs(fx-0.59) < 0.015): // legs
+			c = pale
+			ram = true
+		}
+		return c, ram, rock
+	})
 }
 
 // TestBehindGrow: a ram kept with the rock behind it, whose body alone has
