@@ -30,10 +30,11 @@ func (c writeStagesCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c writeStagesCollector) Collect(ch chan<- prometheus.Metric) {
-	stages, batches := c.store.WriteStages()
+	stages := c.store.WriteStages()
 	if stages == nil {
 		return
 	}
+	batches, _, busy := c.store.WriterWork()
 	for _, h := range stages {
 		buckets := make(map[float64]uint64, len(sqlstore.StageBounds))
 		var n uint64
@@ -45,6 +46,5 @@ func (c writeStagesCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstHistogram(writeSecondsDesc, n, h.Sum.Seconds(), buckets, h.Stage)
 	}
 	ch <- prometheus.MustNewConstMetric(batchesDesc, prometheus.CounterValue, float64(batches))
-	_, _, busy := c.store.WriterWork()
 	ch <- prometheus.MustNewConstMetric(busyDesc, prometheus.CounterValue, busy.Seconds())
 }

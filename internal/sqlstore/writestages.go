@@ -82,11 +82,11 @@ type StageHistogram struct {
 	Sum    time.Duration
 }
 
-// WriteStages returns the SQLite writer's stage histograms since Open, and
-// the batches it committed (nil and 0 on PostgreSQL).
-func (s *DB) WriteStages() (stages []StageHistogram, batches uint64) {
+// WriteStages returns the SQLite writer's stage histograms since Open (nil
+// on PostgreSQL); its batches are WriterWork's.
+func (s *DB) WriteStages() (stages []StageHistogram) {
 	if s.w == nil {
-		return nil, 0
+		return nil
 	}
 	for i := range s.w.stages.stages {
 		h := &s.w.stages.stages[i]
@@ -96,5 +96,5 @@ func (s *DB) WriteStages() (stages []StageHistogram, batches uint64) {
 		}
 		stages = append(stages, sh)
 	}
-	return stages, uint64(s.w.batches.Load())
+	return stages
 }

@@ -14,13 +14,15 @@ import (
 func TestWriteStages(t *testing.T) {
 	s := sqltest.Open(t, "sqlite")
 	a := newAccount(t, s, 1000)
-	before, batches0 := s.WriteStages()
+	before := s.WriteStages()
+	batches0, _, _ := s.WriterWork()
 	inOneBatch(t, s, 3, nil, func(int) {
 		if _, err := s.CreateTask(context.Background(), newTask(a.ID, 1)); err != nil {
 			t.Error(err)
 		}
 	})
-	after, batches := s.WriteStages()
+	after := s.WriteStages()
+	batches, _, _ := s.WriterWork()
 	if len(after) != len(sqlstore.StageNames) {
 		t.Fatalf("%d stages, want %d", len(after), len(sqlstore.StageNames))
 	}
