@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,18 +15,7 @@ import (
 )
 
 // This file holds the account commands: accounts create|link|list|show,
-// keys list, and gengate version.
-
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
-func printVersion(stdout io.Writer) {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
-	fmt.Fprintf(stdout, "gengate %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
+// and keys list.
 
 // linkBase is the base of the links the CLI prints: --public-url, or the
 // server's listening address.

@@ -105,12 +105,12 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
-	MaxHeaderBytes    int
+	MaxHeaderBytes    int64
 	MaxConns          int
 	WaitRechecks      int
 	// MemoryLimit, above zero, is the Go runtime's soft memory limit in
 	// bytes (runtime/debug.SetMemoryLimit); zero leaves GOMEMLIMIT's.
-	MemoryLimit int
+	MemoryLimit int64
 	// GCHeapFloorMB is the least heap goal of the garbage collector, in
 	// MiB (heapfloor.go); zero leaves the collector's own.
 	GCHeapFloorMB int
@@ -133,6 +133,12 @@ type Config struct {
 	ProviderCheck time.Duration
 	// The account area (accounts_flags.go).
 	Accounts AccountFlags
+	// PrintConfig asks serve to print the settings and exit.
+	PrintConfig bool
+	// File is the --config file read; Settings every setting with the
+	// layer it came from (configlayers.go).
+	File     *fileConfig
+	Settings []setting
 }
 
 // Validate names the first bad field.
@@ -216,12 +222,30 @@ func (c *Config) Validate() error {
 type flags struct {
 	*flag.FlagSet
 	getenv func(string) string
+	help   bool // the arguments parsed ask for --help
 }
 
 func newFlags(name string, getenv func(string) string, stderr io.Writer) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	return &flags{FlagSet: fs, getenv: getenv}
+	f := &flags{FlagSet: fs, getenv: getenv}
+	// The whole list of flags answers --help; a bad flag or value gets
+	// its error and one line, not the list it would be lost in.
+	fs.Usage = func() {
+		if f.help {
+			fmt.Fprintf(fs.Output(), "Usage of gengate %s:\n", name)
+			fs.PrintDefaults()
+			return
+		}
+		fmt.Fprintf(fs.Output(), "run \"gengate %s --help\" for its flags\n", name)
+	}
+	return f
+}
+
+// Parse parses the arguments, noting whether they ask for --help.
+func (f *flags) Parse(args []string) error {
+	f.help = f.help || wantsHelp(args)
+	return f.FlagSet.Parse(args)
 }
 
 func envName(flagName string) string {
@@ -299,13 +323,12 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.PublicURL, "public-url", "", "base URL of output files (default: the request's host)")
 	f.str(&c.Role, "role", "all", "all, api (HTTP only) or worker (task steps only)")
 	f.str(&c.Prices, "prices", "", `JSON file of price overrides: {"prices": {"flux": 5}}`)
-	f.str(&c.ConfigFile, "config", "", "YAML file of upstream providers and routes (docs/providers.md)")
+	f.str(&c.ConfigFile, "config", "", "YAML file of serve's settings under serve: (by flag name), upstream providers and routes (docs/configuration.md)")
 	f.str(&c.AdminAddr, "admin-addr", "", "address of the operator listener serving /metrics and /debug/pprof (keep it private; default: none)")
 	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
 	f.str(&c.WebhookKey, "webhook-key", "", "server key sealing webhook signing secrets and file URL tokens, at least 32 characters (default: made in <data>/webhook.key; prefer the environment variable)")
 	f.str(&c.WebhookRetryDelays, "webhook-retry-delays", "", "comma-separated delays after each failed webhook attempt, e.g. 1s,1s,5s (default: 5s,30s,2m,10m,30m,1h, then 2h eleven times)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
-	var maxBody, maxInputMemory, maxDecodeMemory, maxOutputBytes, inputURLMin int
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
@@ -320,21 +343,21 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),
 		f.dur(&c.WebhookLease, "webhook-lease", 0, "how long a claimed webhook attempt may run before another process may send the event again (default: --webhook-timeout plus 30s)"),
 		f.integer(&c.MaxWebhookEndpoints, "max-webhook-endpoints", gengate.DefaultMaxWebhookEndpoints, "webhook endpoints one account may have; over it: 409 CONFLICT"),
-		f.integer(&maxBody, "max-body", 32<<20, "largest request body in bytes"),
+		f.size(&c.MaxBody, "max-body", 32<<20, "largest request body in bytes"),
 		f.dur(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "longest a client may take to send a request's headers"),
 		f.dur(&c.ReadTimeout, "read-timeout", 60*time.Second, "longest a client may take to send a whole request, headers and body (a slow or endless body is cut off); waits for results are not reads"),
 		f.dur(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection stays open"),
-		f.integer(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
+		f.size(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
 		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
-		f.integer(&c.MemoryLimit, "memory-limit", 0, "soft limit of the process's memory in bytes: the garbage collector works harder as it nears it (0: none, or GOMEMLIMIT's)"),
-		f.integer(&c.GCHeapFloorMB, "gc-heap-floor", 64, "MiB the heap may grow to before the garbage collector runs, however little of it is live: fewer collections when little is kept (0: the collector's own goal, GOGC's); --memory-limit still applies"),
+		f.size(&c.MemoryLimit, "memory-limit", 0, "soft limit of the process's memory in bytes: the garbage collector works harder as it nears it (0: none, or GOMEMLIMIT's)"),
+		f.sizeMiB(&c.GCHeapFloorMB, "gc-heap-floor", 64, "MiB the heap may grow to before the garbage collector runs, however little of it is live: fewer collections when little is kept (0: the collector's own goal, GOGC's); --memory-limit still applies"),
 		f.integer(&c.WaitRechecks, "wait-rechecks", gengate.MaxRechecks, "safety rereads per second of all waiting generate calls together (each rereads every 2s below this)"),
-		f.integer(&maxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
-		f.integer(&maxOutputBytes, "max-output-bytes", gengate.DefaultMaxOutputBytes, "largest output file in bytes, enforced as it streams from the upstream; over it the task fails with UPSTREAM_ERROR, refunded"),
+		f.size(&c.MaxInputMemory, "max-input-memory", fetch.DefaultMaxInputMemory, "most memory one input image may take to decode, in bytes, estimated from its header; over it: 400 INPUT_DECODE_TOO_LARGE"),
+		f.size(&c.MaxOutputBytes, "max-output-bytes", gengate.DefaultMaxOutputBytes, "largest output file in bytes, enforced as it streams from the upstream; over it the task fails with UPSTREAM_ERROR, refunded"),
 		f.dur(&c.OutputDownloadTimeout, "output-download-timeout", upstream.DefaultDownloadTimeout, "longest one output download from a provider into storage may take; past it the download is cut off, nothing is kept, and the task fails with UPSTREAM_ERROR, refunded"),
-		f.integer(&inputURLMin, "input-url-min-bytes", gengate.DefaultInputURLMinBytes, "inputs of at least this many bytes go to fal and Replicate as a URL instead of a data: URI (presigned by S3 storage, or signed by gengate under --public-url with local storage; local storage without --public-url always sends data: URIs), and to the Gemini API's image models through its Files API instead of inline (-1: never)"),
+		f.size(&c.InputURLMinBytes, "input-url-min-bytes", gengate.DefaultInputURLMinBytes, "inputs of at least this many bytes go to fal and Replicate as a URL instead of a data: URI (presigned by S3 storage, or signed by gengate under --public-url with local storage; local storage without --public-url always sends data: URIs), and to the Gemini API's image models through its Files API instead of inline (-1: never)"),
 		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
-		f.integer(&maxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
+		f.size(&c.MaxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a request that reads the database waits for a free PostgreSQL connection before 503 OVERLOADED, nothing read or written"),
@@ -342,7 +365,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.DBBatchWait, "db-batch-wait", sqlstore.DefaultBatchWait, "longest a PostgreSQL batch of task creations waits for the callers of the previous batch (one commit for more tasks); 0 sends each batch at once"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
 		f.dur(&c.SQLiteBatchWait, "sqlite-batch-wait", sqlstore.DefaultSQLiteBatchWait, "how long the SQLite writer, finding more than one write queued or having just committed several, waits for more before it begins a batch (fewer commits under load); a lone write on an idle server never waits; 0: never"),
-		f.integer(&c.SQLiteWALMB, "sqlite-wal-mb", sqlstore.DefaultSQLiteWALMB, "MiB of SQLite WAL past which the writer finishes a checkpoint between two batches so that the WAL starts over (checkpoints otherwise run off the writer)"),
+		f.sizeMiB(&c.SQLiteWALMB, "sqlite-wal-mb", sqlstore.DefaultSQLiteWALMB, "MiB of SQLite WAL past which the writer finishes a checkpoint between two batches so that the WAL starts over (checkpoints otherwise run off the writer)"),
 		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),
 		f.integer(&c.KeyCache, "key-cache", gengate.DefaultKeyCacheSize, "most API keys this process keeps in memory (0: read the key from the database on every request)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
@@ -353,17 +376,24 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	f.BoolVar(&c.PrintConfig, "print-config", false, "print every setting with where it came from (flag, env, file, default), secrets masked, and exit")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
 	if f.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", f.Arg(0))
 	}
-	c.MaxBody = int64(maxBody)
-	c.MaxInputMemory, c.MaxDecodeMemory = int64(maxInputMemory), int64(maxDecodeMemory)
-	c.MaxOutputBytes, c.InputURLMinBytes = int64(maxOutputBytes), int64(inputURLMin)
-	if err := c.Accounts.validate(); err != nil {
+	var err error
+	if c.File, err = loadFileConfig(c.ConfigFile); err != nil {
 		return nil, err
+	}
+	if c.Settings, err = layerSettings(f, &c.File.Serve, c.ConfigFile); err != nil {
+		return nil, err
+	}
+	// With --print-config the settings are printed even when invalid,
+	// before the error.
+	if err := c.Accounts.validate(); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
 }

@@ -35,7 +35,7 @@ func newHTTPServer(cfg *Config, h http.Handler) *http.Server {
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		MaxHeaderBytes:    int(cfg.MaxHeaderBytes),
 	}
 }
 

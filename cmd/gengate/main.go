@@ -39,10 +39,25 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], processEnv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gengate:", err)
 		os.Exit(1)
 	}
+}
+
+// processEnv is the process's environment, which also answers
+// envNamesKey with the names of the GENGATE_ variables set.
+func processEnv(name string) string {
+	if name != envNamesKey {
+		return os.Getenv(name)
+	}
+	var names []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GENGATE_") {
+			names = append(names, k)
+		}
+	}
+	return strings.Join(names, "\n")
 }
 
 const usage = `usage: gengate <command> [flags]

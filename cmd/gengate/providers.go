@@ -32,6 +32,8 @@ type fileConfig struct {
 	// Routes lists, per catalog model id, the routes tried in order:
 	// {provider, model, ...} where the other keys are upstream parameters.
 	Routes map[string][]map[string]any `yaml:"routes"`
+	// Serve holds serve's settings by flag name (configlayers.go).
+	Serve yaml.Node `yaml:"serve"`
 }
 
 // providerConfig configures one upstream provider. Type is the engine

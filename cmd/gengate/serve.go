@@ -30,6 +30,10 @@ import (
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseServeFlags(args, getenv, stderr)
+	if cfg != nil && cfg.PrintConfig {
+		printSettings(stdout, cfg.Settings, cfg.ConfigFile)
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -46,11 +50,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
-	fc, err := loadFileConfig(cfg.ConfigFile)
-	if err != nil {
-		return err
-	}
-	engs, err := buildEngines(fc, catalog, getenv, cfg.SandboxDelay, engineFlags{allowPrivate: cfg.AllowPrivate, downloadTimeout: cfg.OutputDownloadTimeout, idleConns: cfg.Workers})
+	engs, err := buildEngines(cfg.File, catalog, getenv, cfg.SandboxDelay, engineFlags{allowPrivate: cfg.AllowPrivate, downloadTimeout: cfg.OutputDownloadTimeout, idleConns: cfg.Workers})
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
 		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteBatchWait(cfg.SQLiteBatchWait), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB),
-		sqlstore.WithFileTokenKey(box))
+		sqlstore.WithFileTokenKey(box), sqlstore.WithLog(log))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	host, _ := os.Hostname()
 	if cfg.MemoryLimit > 0 {
-		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
+		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
 	defer startHeapFloor(uint64(cfg.GCHeapFloorMB) << 20)()
 	events := gengate.NewEvents()

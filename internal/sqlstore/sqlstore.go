@@ -15,7 +15,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -23,8 +23,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -128,7 +126,7 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, o.log); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -187,31 +185,6 @@ func openSQLite(dsn string) (*sql.DB, error) {
 	return sql.OpenDB(c), nil
 }
 
-func (s *DB) migrate(ctx context.Context) error {
-	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
-	var opts []goose.ProviderOption
-	if s.postgres {
-		dialect, dir = goose.DialectPostgres, "migrations/postgres"
-		locker, err := lock.NewPostgresSessionLocker()
-		if err != nil {
-			return err
-		}
-		opts = append(opts, goose.WithSessionLocker(locker))
-	}
-	sub, err := fs.Sub(migrations, dir)
-	if err != nil {
-		return err
-	}
-	p, err := goose.NewProvider(dialect, s.db, sub, opts...)
-	if err != nil {
-		return err
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
 // DefaultPostgresConns is the default size of a process's PostgreSQL pool
 // (serve --db-conns). A process also holds one connection for LISTEN, and
 // one more while it runs a cluster-wide job (Exclusive).
@@ -224,6 +197,7 @@ type options struct {
 	batchWait                  time.Duration      // PostgreSQL: pgcreate.go
 	sqliteWait                 time.Duration      // SQLite: groupcommit.go
 	fileBox                    *gengate.SecretBox // filetokens.go
+	log                        *slog.Logger       // schema.go
 }
 
 // Option changes how Open opens the database.
