@@ -36,6 +36,15 @@ func TestBenchSubmit(t *testing.T) {
 			if !regexp.MustCompile(`ratio gengate/bare: \d+\.\d+`).Match(out) {
 				t.Errorf("no ratio in\n%s", out)
 			}
+			// The server under test runs serve's defaults but for what the
+			// bench must set, and says so; each round says how many tasks
+			// the workers stepped, and whether it was steady.
+			if !regexp.MustCompile(`(?m)^gengate under test: serve --sandbox-delay \S+ --admin-addr 127\.0\.0\.1:0 \(every other setting at serve's default\)$`).Match(out) {
+				t.Errorf("the heading does not give the server's command line, or it sets more than the bench needs:\n%s", out)
+			}
+			if !regexp.MustCompile(`(?m)^  tasks: [1-9]\d* submitted, -?\d+ stepped; waiting for a worker \d+ before, \d+ after: (steady|NOT STEADY)`).Match(out) {
+				t.Errorf("no tasks stepped line in\n%s", out)
+			}
 			// On SQLite each round reports where the writes' time went.
 			stages := regexp.MustCompile(`(?m)^  writer p50/p99: queue [≤>]\S+/[≤>]\S+ \(mean \S+\), .*total [≤>]\S+/[≤>]\S+ \(mean \S+\)`).Match(out)
 			if stages != (dialect == "sqlite") {

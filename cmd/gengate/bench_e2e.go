@@ -47,7 +47,7 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	benchTargetFlags(f, &data, &database)
 	f.IntVar(&clients, "clients", 16, "concurrent clients submitting")
 	f.IntVar(&tasks, "tasks", 2000, "tasks to run through gengate (and directly through the fake)")
-	f.IntVar(&workers, "workers", defaultWorkers, "--workers of the gengate under test (default: serve's)")
+	f.IntVar(&workers, "workers", 0, "--workers of the gengate under test (0: serve's default)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -73,8 +73,13 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	// The operator listener: the writer's counters, and the profile.
-	serve := []string{"--config", config, "--workers", strconv.Itoa(workers), "--admin-addr", "127.0.0.1:0"}
-	srv, err := startBenchServer(ctx, data, database, serve...)
+	var under benchServe
+	under.set("config", config)
+	under.set("admin-addr", "127.0.0.1:0")
+	if workers > 0 {
+		under.set("workers", strconv.Itoa(workers))
+	}
+	srv, err := startBenchServer(ctx, data, database, under.args...)
 	if err != nil {
 		return err
 	}
@@ -86,8 +91,8 @@ func benchE2E(ctx context.Context, args []string, getenv func(string) string, st
 	defer store.Close()
 
 	db := benchDatabase(database)
-	fmt.Fprintf(stdout, "gengate bench e2e: %d tasks, %d clients, %s, --workers %d, fake fal queue on %s\n",
-		tasks, clients, db, workers, fake.base)
+	fmt.Fprintf(stdout, "gengate bench e2e: %d tasks, %d clients, %s, fake fal queue on %s\ngengate under test: %s\n",
+		tasks, clients, db, fake.base, under)
 	// gengate: submit every task, then wait until the database counts
 	// them all succeeded.
 	body := `{"type":"image","modelId":"flux","prompt":"an end-to-end bench"}`
