@@ -23,9 +23,14 @@ import (
 //     the task fails and its credits are refunded);
 //   - an *Error with code GENERATION_FAILED or INVALID_REQUEST is a definite
 //     failure too (an input the engine cannot use);
-//   - any other error is ambiguous: after Submit it sends a non-repeatable
-//     engine's task to review (it may have started paid work), after Check
+//   - any other error is ambiguous: after Submit the task is never sent
+//     again on a non-repeatable engine (it may have started paid work): its
+//     work is looked for (Finder), or the task goes to review; after Check
 //     it is retried later.
+//
+// An engine reports Busy or Refused at Submit only for answers that prove
+// the provider did not take the work, by the rule its provider's own client
+// follows (docs/providers.md, "When a create is sent again").
 type Engine interface {
 	// Name is the engine's name as shown in the model listing ("sandbox").
 	Name() string
@@ -63,6 +68,23 @@ type Admitter interface {
 // client-chosen prompt_id). Such tasks are retried, not sent to review.
 type IdempotentSubmitter interface {
 	IdempotentSubmit() bool
+}
+
+// Finder is an optional Engine ability: after a submit whose outcome is
+// unknown (its answer was lost, or the provider answered an error that does
+// not say whether it took the work: a 5xx its own client would not send
+// again), it looks for the work that submit may have started, where the
+// provider lets a client list or look up its recent work (Replicate's list
+// of predictions, ComfyUI's queue and history). The service follows the
+// work found instead of holding the task for review; it never submits the
+// task again. since is a time no later than the submit began.
+//
+// Find returns the upstream id of the work, "" when the provider shows no
+// work of the job, or an error when it could not tell: a definite one
+// (code GENERATION_FAILED: say, two works match) sends the task to review
+// at once; others are retried, then the task goes to review.
+type Finder interface {
+	Find(ctx context.Context, job Job, since time.Time) (upstreamID string, err error)
 }
 
 // Canceler is an optional Engine ability: it asks the upstream to stop work
@@ -198,9 +220,10 @@ type UpstreamKind int
 
 // Upstream answers that are not simply progress.
 const (
-	// Busy: the upstream asked to come back later (429, 503, other 5xx
-	// responses, or a connection that failed before the request was sent).
-	// Nothing was accepted or changed; the step runs again after RetryAfter.
+	// Busy: the upstream asked to come back later and, at submit, did not
+	// take the work (429, fal's ingress errors; while polling, any 5xx or a
+	// lost answer too). Nothing was accepted or changed; the step runs
+	// again after RetryAfter.
 	Busy UpstreamKind = iota + 1
 	// Refused: at submit, the upstream definitely did not accept the work
 	// (authentication, quota, a 4xx on the request, connection refused).

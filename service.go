@@ -582,16 +582,25 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		t.RunAt = s.now().Add(time.Minute)
 		return s.Store.SaveStep(ctx, t, true)
 	}
-	if t.Status == StatusSubmitting && !resubmittable(eng) {
+	_, finds := eng.(Finder)
+	if t.Status == StatusSubmitting && !resubmittable(eng) && !finds {
 		return s.review(ctx, t, ReviewOutcomeUnknown,
 			"the worker stopped while submitting; the upstream may or may not have started this generation")
 	}
-	if s.now().After(s.Deadline(t)) {
+	if s.now().After(s.Deadline(t)) && (t.Status != StatusSubmitting || resubmittable(eng)) {
 		return s.expire(ctx, t, eng)
 	}
 	job, err := s.job(ctx, t)
 	if err != nil {
+		if t.Status == StatusSubmitting && !resubmittable(eng) {
+			return s.retryFind(ctx, t, err)
+		}
 		return s.retry(ctx, t, err)
+	}
+	if t.Status == StatusSubmitting && !resubmittable(eng) {
+		// A submit whose outcome is unknown (a crash, or an answer that
+		// did not say): look for its work, never submit again.
+		return s.find(ctx, t, eng.(Finder), job)
 	}
 	switch t.Status {
 	case StatusSubmitting, StatusQueued:
@@ -745,9 +754,57 @@ func (s *Service) submitted(ctx context.Context, t *Task, eng Engine, p Progress
 		return s.fail(ctx, t, EFailed, ErrorMessage(err), ErrorCode(err) == EInvalid)
 	case !resubmittable(eng):
 		s.log().WarnContext(ctx, "ambiguous submit", "jobId", t.ID, "engine", t.Engine, "err", err)
+		if _, ok := eng.(Finder); ok {
+			// Look for the work it may have started in a later step (the
+			// provider may list it only after a moment); the task stays
+			// in submitting, which is never sent again.
+			t.Attempts = 0
+			t.RunAt = s.now().Add(FindDelay)
+			return s.Store.SaveStep(ctx, t, true)
+		}
 		return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
 	}
 	return s.retry(ctx, t, err)
+}
+
+// FindDelay is the wait between a submit whose outcome is unknown and the
+// first look for its work (Finder): long enough for a provider that
+// created the work to list it.
+const FindDelay = 2 * time.Second
+
+// find looks for the upstream work of a task whose submit has an unknown
+// outcome: found, the task follows it (running); not found, or not
+// findable, the task goes to review with its credits held. It never
+// submits again.
+func (s *Service) find(ctx context.Context, t *Task, f Finder, job Job) error {
+	// The submit began after the task was created; a minute is left for
+	// the provider's clock.
+	id, err := f.Find(ctx, job, t.CreatedAt.Add(-time.Minute))
+	switch {
+	case err == nil && id != "":
+		s.log().InfoContext(ctx, "found the upstream work of an ambiguous submit", "jobId", t.ID,
+			"engine", t.Engine, "upstreamId", id)
+		return s.progress(ctx, t, Progress{UpstreamID: id})
+	case err == nil:
+		return s.review(ctx, t, ReviewOutcomeUnknown,
+			"the upstream did not say whether it accepted the generation, and its recent work shows none for this task")
+	case definite(err):
+		return s.review(ctx, t, ReviewOutcomeUnknown,
+			"the upstream did not say whether it accepted the generation: "+ErrorMessage(err))
+	}
+	return s.retryFind(ctx, t, err)
+}
+
+// retryFind schedules another look for the work of an ambiguous submit,
+// up to MaxAttempts; then the task goes to review.
+func (s *Service) retryFind(ctx context.Context, t *Task, cause error) error {
+	s.log().WarnContext(ctx, "look for upstream work failed", "jobId", t.ID, "attempt", t.Attempts, "err", cause)
+	if t.Attempts >= s.maxAttempts() {
+		return s.review(ctx, t, ReviewOutcomeUnknown,
+			"the upstream did not say whether it accepted the generation, and its recent work could not be read")
+	}
+	t.RunAt = s.now().Add(backoff(t.Attempts))
+	return s.Store.SaveStep(ctx, t, true)
 }
 
 // checked acts on the answer to a check of upstream work.

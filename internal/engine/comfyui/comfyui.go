@@ -70,10 +70,26 @@ func (e *Engine) Repeatable() bool { return false }
 // them (gengate.InputStreamer).
 func (e *Engine) StreamsInputs() bool { return true }
 
-// IdempotentSubmit says a repeated Submit for a task is safe: the prompt id
-// is the task id, and Submit attaches to a prompt that already exists
-// under it (gengate.IdempotentSubmitter).
-func (e *Engine) IdempotentSubmit() bool { return true }
+// Find looks for the prompt a submit whose outcome is unknown may have
+// queued (gengate.Finder): by its prompt id, the task id, in the queue and
+// then the history. Found, the task follows it; absent, the task goes to
+// review rather than to a second POST /prompt: a server older than
+// client-chosen prompt ids (2025) queues under an id of its own, so a
+// prompt it took is not found by ours and a second submit would run it
+// twice.
+func (e *Engine) Find(ctx context.Context, job gengate.Job, since time.Time) (string, error) {
+	id, err := promptID(job)
+	if err != nil {
+		return "", gengate.Errorf(gengate.EFailed, "comfyui: %s", gengate.ErrorMessage(err))
+	}
+	st, err := e.find(ctx, id, false)
+	if err != nil || !st.known() {
+		return "", err
+	}
+	return id, nil
+}
+
+var _ gengate.Finder = (*Engine)(nil)
 
 // Validate reports, before any charge, whether the route's workflow
 // template can do every option and input of the job.

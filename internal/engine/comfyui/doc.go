@@ -35,9 +35,11 @@
 // proxy's 502 on a request it did pass on) attaches to the queued prompt
 // instead of running it twice; and when the POST was sent but its answer
 // lost, it looks again: found, the prompt was accepted; absent, it may
-// still arrive, so the outcome stays ambiguous (a plain error). Servers
-// older than client-chosen prompt ids (2025) make their own id, which
-// Submit then keeps, and these look-ups find nothing.
+// still arrive, so the outcome stays ambiguous (a plain error), and the
+// service looks for it once more later (Find) before holding the task for
+// review; it never posts the prompt a second time. Servers older than
+// client-chosen prompt ids (2025) make their own id, which Submit then
+// keeps, and these look-ups find nothing.
 //
 // Failures: a 400 on POST /prompt (the graph failed validation) is Refused,
 // UPSTREAM_REJECTED_INPUT, except when it is the server's set-up (a node

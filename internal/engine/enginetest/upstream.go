@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,14 @@ type UpstreamCase struct {
 	// Refusals are the other submit answers the engine must report as
 	// Refused with the given code (the fake creates nothing).
 	Refusals []Answer
+	// SubmitBusy are the BusyStatuses that prove at submit that the
+	// provider took nothing, by its own client's rule (nil: 429 only): the
+	// engine reports them Busy. The other BusyStatuses, at submit, may
+	// have started the work: the engine reports them ambiguous (a plain
+	// error), after sending the submit again at most Resends times in the
+	// same call where the provider's client does (openai-go).
+	SubmitBusy []int
+	Resends    int
 
 	// WrongKey is a key the fake does not accept; WrongKeyStatus what the
 	// provider answers it (0 means 401). NoKeyStatus, when not 0, is what
@@ -116,12 +125,49 @@ func Upstream(t *testing.T, c UpstreamCase) {
 	}
 	ctx := context.Background()
 
+	if c.SubmitBusy == nil {
+		c.SubmitBusy = []int{429}
+	}
+	t.Run("SubmitAmbiguous", func(t *testing.T) {
+		for _, j := range jobs {
+			for _, status := range c.BusyStatuses {
+				if slices.Contains(c.SubmitBusy, status) {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/%d", j.Name, status), func(t *testing.T) {
+					f, e := newPair(t)
+					f.FailSubmits(status, c.Resends+1)
+					_, err := e.Submit(ctx, j.Job)
+					var ue *gengate.UpstreamError
+					var ge *gengate.Error
+					if err == nil || errors.As(err, &ue) || errors.As(err, &ge) {
+						t.Fatalf("error %v is not ambiguous", err)
+					}
+					if f.Submissions() != 0 {
+						t.Fatalf("%d submissions", f.Submissions())
+					}
+					if c.Resends > 0 {
+						// Sent again as the provider's client would: the
+						// last attempt is taken, once.
+						f.FailSubmits(status, c.Resends)
+						if _, err := e.Submit(ctx, j.Job); err != nil || f.Submissions() != 1 {
+							t.Fatalf("after %d resends: %v, %d submissions", c.Resends, err, f.Submissions())
+						}
+					}
+				})
+			}
+		}
+	})
+
 	t.Run("SubmitBusy", func(t *testing.T) {
 		for _, j := range jobs {
 			for _, status := range c.BusyStatuses {
+				if !slices.Contains(c.SubmitBusy, status) {
+					continue
+				}
 				t.Run(fmt.Sprintf("%s/%d", j.Name, status), func(t *testing.T) {
 					f, e := newPair(t)
-					f.FailSubmits(status, 1)
+					f.FailSubmits(status, c.Resends+1)
 					_, err := e.Submit(ctx, j.Job)
 					ue := UpstreamErr(t, err)
 					retry := time.Duration(0)

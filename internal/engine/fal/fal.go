@@ -53,7 +53,29 @@ type Engine struct {
 
 // New returns a fal engine.
 func New(cfg Config) *Engine {
-	return &Engine{client: upstream.NewClient("fal", cfg, DefaultBaseURL, "Authorization", "Key ", explain)}
+	c := upstream.NewClient("fal", cfg, DefaultBaseURL, "Authorization", "Key ", explain)
+	c.NotAccepted = ingressError
+	return &Engine{client: c}
+}
+
+// ingressError reports whether an error answer to a submit proves fal did
+// not take the request: a 429, or a 502, 503 or 504 from fal's ingress,
+// which carries no x-fal-request-id (fal's own servers name the request
+// they answer for), and is not the timeout a caller set
+// (X-Fal-Request-Timeout-Type). These are the answers both of fal's
+// clients send again: fal-js (libs/client/src/retry.ts,
+// DEFAULT_RETRYABLE_STATUS_CODES 429, 502, 503, 504; commit 381105e,
+// 2026-08) and fal_client (client.py _is_ingress_error: 502, 503, 504
+// without x-fal-request-id; RETRY_CODES 408, 409, 429). Any other error
+// after a submit was sent may have queued the request: it is ambiguous.
+func ingressError(status int, hdr http.Header) bool {
+	switch status {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return hdr.Get("X-Fal-Request-Id") == "" && hdr.Get("X-Fal-Request-Timeout-Type") == ""
+	}
+	return false
 }
 
 // StreamsInputs says Submit reads a large input from storage only when

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"net/http"
@@ -356,5 +357,33 @@ func TestStreamedInputs(t *testing.T) {
 	var ue *gengate.UpstreamError
 	if !errors.As(err, &ue) || ue.Kind != gengate.Busy || s.Submissions() != before {
 		t.Errorf("unreadable input without URL: %v, want Busy and nothing sent", err)
+	}
+}
+
+// TestIngressErrorsOnly: of the 5xx answers to a submit, only fal's ingress
+// errors (502, 503, 504 without x-fal-request-id: nothing reached fal's
+// servers) are Busy, to be sent again; the same statuses from fal's own
+// servers (with x-fal-request-id) may have queued the request: ambiguous,
+// never sent again (fal_client _is_ingress_error; fal-js retry.ts).
+func TestIngressErrorsOnly(t *testing.T) {
+	job := imageJob("fal-ai/flux/dev", "1:1", 1, "png")
+	for _, status := range []int{502, 503, 504} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			e, srv := newEngine(t)
+			srv.FailIngress(status, 1)
+			_, err := e.Submit(context.Background(), job)
+			if ue := upstreamErr(t, err); ue.Kind != gengate.Busy || ue.Status != status {
+				t.Fatalf("ingress %d: %+v, want busy", status, ue)
+			}
+			srv.FailSubmits(status, 1)
+			_, err = e.Submit(context.Background(), job)
+			var ue *gengate.UpstreamError
+			if err == nil || errors.As(err, &ue) {
+				t.Fatalf("server %d: %v, want ambiguous", status, err)
+			}
+			if srv.Submissions() != 0 {
+				t.Fatalf("%d submissions", srv.Submissions())
+			}
+		})
 	}
 }

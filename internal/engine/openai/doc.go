@@ -47,16 +47,21 @@
 // or a message naming the safety system) is CONTENT_POLICY and Failed,
 // not Refused: any other route would refuse the same prompt. A 429 with
 // code insufficient_quota is not transient, so it is Refused and the next
-// route may take the task; other 429s and 5xx are Busy. A video that ends
+// route may take the task; other 429s are Busy. A create answered 408,
+// 409, 429 or 5xx is sent again in the same call, at most twice, as
+// openai-go sends it (its x-should-retry header decides when present; see
+// openaiResends); a 5xx or 408 still there after that may have started the
+// work: ambiguous, so the task is held for review, never submitted again
+// or sent to the next route. A video that ends
 // "failed" is Failed, CONTENT_POLICY when its error code or message is
 // about moderation. An output that is gone when Check downloads it (the
 // video's expires_at has passed, or the download answers 4xx) is Failed:
 // it will not come back.
 //
-// Every create request carries "Idempotency-Key: gengate-<task id>".
-// OpenAI's own SDKs send an Idempotency-Key on retried POSTs; where the API
-// honours it a repeated submit cannot start a second paid job, and where it
-// is ignored it is harmless.
+// Every create request carries "Idempotency-Key: gengate-<task id>", the
+// same on each attempt: where the API honours it a repeated submit cannot
+// start a second paid job, and where it is ignored it is harmless
+// (openai-go itself sends none).
 //
 // Sources followed: OpenAI API reference for images (generate, edit) and
 // videos (create, retrieve, content, delete) as summarised in

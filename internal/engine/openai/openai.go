@@ -70,7 +70,34 @@ func NewCompatible(name string, cfg Config) *Engine {
 
 func newEngine(name string, compatible bool, cfg Config, def string) *Engine {
 	c := upstream.NewClient(name, cfg, def, "Authorization", "Bearer ", explain)
+	if !compatible {
+		c.Resend, c.MaxResends, c.ResendDelay = openaiResends, 2, 500*time.Millisecond
+		if cfg.ResendDelay > 0 {
+			c.ResendDelay = cfg.ResendDelay
+		}
+	}
 	return &Engine{name: name, compatible: compatible, client: c, now: time.Now}
+}
+
+// openaiResends is openai-go's rule for sending a request again
+// (internal/requestconfig/requestconfig.go shouldRetry, commit 4e5a07a,
+// 2026-08-21; MaxRetries 2, delays from 0.5 s): an x-should-retry header
+// decides when present; otherwise 408, 409, 429 and every 5xx are sent
+// again. gengate follows it for OpenAI's own API only, and sends every
+// attempt with the same Idempotency-Key; a lost answer (no status) is not
+// sent again here, though openai-go would.
+func openaiResends(status int, hdr http.Header) bool {
+	if status == 0 {
+		return false
+	}
+	switch hdr.Get("X-Should-Retry") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
 }
 
 // StreamsInputs says Submit reads large inputs from storage as it sends

@@ -463,8 +463,11 @@ func str(v any) string {
 
 func TestUpstream(t *testing.T) {
 	enginetest.Upstream(t, enginetest.UpstreamCase{
-		NewFake:           func(t *testing.T) enginetest.Fake { return openaitest.New(t) },
-		NewEngine:         func(key, url string) gengate.Engine { return New(Config{APIKey: key, BaseURL: url}) },
+		NewFake: func(t *testing.T) enginetest.Fake { return openaitest.New(t) },
+		NewEngine: func(key, url string) gengate.Engine {
+			return New(Config{APIKey: key, BaseURL: url, ResendDelay: time.Millisecond})
+		},
+		Resends:           2, // openai-go's MaxRetries
 		Job:               videoJob("16:9", 4),
 		Sync:              []enginetest.Case{{Name: "image", Job: imageJob("gpt-image-2", "1:1", 1, "png")}},
 		WrongKey:          "sk-wrong-key-0123456789",

@@ -4,15 +4,21 @@
 // downloads streamed with type checks, data URIs for inputs, and the
 // cleaning of secrets from upstream messages.
 //
-// The classification is the heart of crash safety. A submit whose request
-// never left this process (dial failed, connection refused) or that got a
-// 4xx answer was definitely not accepted: Refused, and the next route may
-// take it. A 429 or 5xx answer means nothing was created: Busy, come back
-// later (docs/providers.md explains this choice). A submit that was sent
-// and then lost (timeout, reset, unreadable 2xx) is ambiguous: a plain
-// error, which sends the task to review rather than to a second submit.
-// While polling, every failure is Busy or ambiguous; the task's deadline
-// bounds them.
+// The classification is the heart of crash safety: a create that may have
+// reached the provider is never sent again unless the provider's own client
+// would send it again (docs/providers.md, "When a create is sent again"). A
+// submit whose request never left this process (dial failed, connection
+// refused) or that got a 4xx answer other than 408 and 429 was definitely
+// not accepted: Refused, and the next route may take it. A 429, and what
+// the provider's rule (Client.NotAccepted) names, such as fal's ingress
+// errors, means nothing was created: Busy, come back later. Every other
+// answer after the request was sent (a 5xx, a 408, a timeout, a reset, an
+// unreadable 2xx) is ambiguous: a plain error, after which the service
+// looks for the work (gengate.Finder) or holds the task for review, and
+// never submits it again. Only where the provider's client itself sends a
+// create again on such an answer (Client.Resend: openai-go) does Submit
+// send it again, in the same call, as that client would. While polling,
+// every failure is Busy or ambiguous; the task's deadline bounds them.
 package upstream
 
 import (
@@ -71,6 +77,20 @@ type Client struct {
 	// (gengate.CodeRejectedInput, CodeContentPolicy, or "" for the default
 	// of the status) and a message. Nil reads the usual shapes.
 	Explain func(status int, body []byte) (code, message string)
+	// NotAccepted reports whether an error answer to a submit proves that
+	// the provider did not take the work, so that sending it again (later,
+	// or on the next route) starts it at most once: the answers its own
+	// client sends again without a second thought. Nil is a 429 only.
+	NotAccepted func(status int, hdr http.Header) bool
+	// Resend reports whether the provider's own client sends a submit
+	// again after this answer although the provider may have taken it
+	// (openai-go: 408, 409 and 5xx unless x-should-retry says false); it
+	// is sent again in the same Submit at most MaxResends times, after
+	// ResendDelay doubling (or the answer's Retry-After, up to a minute).
+	// Nil never does: such answers are ambiguous.
+	Resend      func(status int, hdr http.Header) bool
+	MaxResends  int
+	ResendDelay time.Duration
 	// Now is the clock for Retry-After dates; nil is time.Now.
 	Now func() time.Time
 	// DownloadTimeout bounds one whole output download; 0 is
@@ -174,15 +194,32 @@ func (c *Client) do(ctx context.Context, r Request) (status int, hdr http.Header
 // Refused or Busy when the upstream definitely did not accept the work, a
 // plain (ambiguous) error when it may have.
 func (c *Client) Submit(ctx context.Context, r Request, out any) error {
+	for resends := 0; ; resends++ {
+		status, hdr, err := c.submitOnce(ctx, r, out)
+		if err == nil || c.Resend == nil || resends >= c.MaxResends || !c.Resend(status, hdr) ||
+			(r.JSON == nil && r.Body == nil && r.BodyReader != nil) { // a streamed body cannot be sent again
+			return err
+		}
+		wait := c.ResendDelay << resends
+		if ra := RetryAfter(hdr.Get("Retry-After"), c.now()); ra > 0 && ra <= time.Minute {
+			wait = ra
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// submitOnce sends a submit once: its error, and the status and headers
+// of the error answer when there was one.
+func (c *Client) submitOnce(ctx context.Context, r Request, out any) (int, http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout(r, SubmitTimeout))
 	defer cancel()
 	status, hdr, body, sent, err := c.do(ctx, r)
 	if err != nil {
-		if !sent {
-			return &gengate.UpstreamError{Kind: gengate.Refused, Code: gengate.CodeUpstream,
-				Message: c.Name + " could not be reached: " + c.Clean(rootCause(err))}
-		}
-		return fmt.Errorf("%s: submit sent but no answer read: %s", c.Name, c.Clean(err.Error()))
+		return 0, nil, c.submitFailed(sent, err)
 	}
 	if status/100 == 2 {
 		if r.Answer != nil {
@@ -190,12 +227,33 @@ func (c *Client) Submit(ctx context.Context, r Request, out any) error {
 		}
 		if out != nil {
 			if err := json.Unmarshal(body, out); err != nil {
-				return fmt.Errorf("%s: submit accepted (%d) but its answer is unreadable: %v", c.Name, status, err)
+				return status, hdr, fmt.Errorf("%s: submit accepted (%d) but its answer is unreadable: %v", c.Name, status, err)
 			}
 		}
-		return nil
+		return status, hdr, nil
 	}
-	return c.answerError(status, hdr, body, true)
+	e := c.answerError(status, hdr, body, true)
+	if e.Kind == gengate.Busy && r.Method != http.MethodGet && !c.notAccepted(status, hdr) {
+		// Sent, and answered with an error that does not say the work
+		// was not taken: ambiguous.
+		return status, hdr, fmt.Errorf("%s: %s; it may have started the work, so it is not sent again", c.Name, e.Message)
+	}
+	return status, hdr, e
+}
+
+func (c *Client) notAccepted(status int, hdr http.Header) bool {
+	if c.NotAccepted != nil {
+		return c.NotAccepted(status, hdr)
+	}
+	return status == http.StatusTooManyRequests
+}
+
+func (c *Client) submitFailed(sent bool, err error) error {
+	if !sent {
+		return &gengate.UpstreamError{Kind: gengate.Refused, Code: gengate.CodeUpstream,
+			Message: c.Name + " could not be reached: " + c.Clean(rootCause(err))}
+	}
+	return fmt.Errorf("%s: submit sent but no answer read: %s", c.Name, c.Clean(err.Error()))
 }
 
 // Poll sends a request that reads the state of work (or cancels it) and
@@ -240,7 +298,7 @@ func (c *Client) answerError(status int, hdr http.Header, body []byte, submit bo
 	e := &gengate.UpstreamError{Status: status, Code: code,
 		Message: fmt.Sprintf("%s answered %d: %s", c.Name, status, c.Clean(msg))}
 	switch {
-	case status == http.StatusTooManyRequests || status >= 500:
+	case status == http.StatusTooManyRequests || status >= 500 || (submit && (status == http.StatusRequestTimeout || c.notAccepted(status, hdr))):
 		e.Kind, e.RetryAfter = gengate.Busy, RetryAfter(hdr.Get("Retry-After"), c.now())
 	case code == gengate.CodeContentPolicy:
 		e.Kind = gengate.Failed
@@ -253,7 +311,6 @@ func (c *Client) answerError(status int, hdr http.Header, body []byte, submit bo
 			e.Code = gengate.CodeRejectedInput
 		}
 	}
-	_ = submit
 	return e
 }
 
@@ -636,6 +693,10 @@ type Config struct {
 	// DownloadTimeout bounds one whole output download
 	// (--output-download-timeout); 0 is DefaultDownloadTimeout.
 	DownloadTimeout time.Duration
+	// ResendDelay replaces the first wait before a submit is sent again
+	// where the provider's client does so (Client.Resend); 0 keeps the
+	// client's own (tests shorten it).
+	ResendDelay time.Duration
 }
 
 // NewClient builds a provider engine's client from cfg: its base URL (def

@@ -35,8 +35,11 @@ func TestSubmitClassification(t *testing.T) {
 	}{
 		{"ok", 200, nil, `{"id":"x"}`, 0, "", 0, ""},
 		{"rate limited", 429, map[string]string{"Retry-After": "7"}, `{"detail":"slow down"}`, gengate.Busy, gengate.CodeUpstream, 7 * time.Second, "slow down"},
-		{"server error", 500, nil, `oops`, gengate.Busy, gengate.CodeUpstream, 0, "oops"},
-		{"unavailable", 503, map[string]string{"Retry-After": "2"}, ``, gengate.Busy, gengate.CodeUpstream, 2 * time.Second, "Service Unavailable"},
+		// A 5xx or a 408 after the request was sent does not say the work
+		// was not taken: ambiguous (a plain error), never sent again.
+		{"server error", 500, nil, `oops`, 0, "", 0, "oops"},
+		{"unavailable", 503, map[string]string{"Retry-After": "2"}, ``, 0, "", 0, "Service Unavailable"},
+		{"request timeout", 408, nil, ``, 0, "", 0, "Request Timeout"},
 		{"bad input", 422, nil, `{"detail":[{"loc":["body","image_size"],"msg":"bad size"}]}`, gengate.Refused, gengate.CodeRejectedInput, 0, "image_size: bad size"},
 		{"unauthorized", 401, nil, `{"error":{"message":"bad key sk-secret123"}}`, gengate.Refused, gengate.CodeUpstream, 0, "[redacted]"},
 		{"openai shape", 400, nil, `{"error":{"message":"Invalid size","type":"invalid_request_error"}}`, gengate.Refused, gengate.CodeRejectedInput, 0, "Invalid size"},
@@ -61,6 +64,12 @@ func TestSubmitClassification(t *testing.T) {
 				return
 			}
 			var ue *gengate.UpstreamError
+			if tc.kind == 0 {
+				if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), tc.contains) {
+					t.Fatalf("want an ambiguous error with %q, got %v", tc.contains, err)
+				}
+				return
+			}
 			if !errors.As(err, &ue) {
 				t.Fatalf("want an UpstreamError, got %v", err)
 			}
@@ -175,5 +184,40 @@ func TestRetryAfter(t *testing.T) {
 	}
 	if d := RetryAfter("soon", now); d != 0 {
 		t.Fatal(d)
+	}
+}
+
+// TestSubmitProviderRules: a provider's NotAccepted rule makes an answer
+// Busy (fal's ingress errors), and its Resend rule sends a submit again in
+// the same call, at most MaxResends times (openai-go's 5xx).
+func TestSubmitProviderRules(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if r.URL.Path == "/ingress" {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	post := Request{Method: "POST", Path: "/ingress", JSON: map[string]string{"a": "b"}}
+
+	c := &Client{Name: "fake", BaseURL: srv.URL}
+	if err := c.Submit(context.Background(), post, nil); kindOf(err) != 0 || calls != 1 {
+		t.Fatalf("no rule: %v after %d calls, want ambiguous after 1", err, calls)
+	}
+	calls = 0
+	c.NotAccepted = func(status int, hdr http.Header) bool { return status == http.StatusBadGateway }
+	if err := c.Submit(context.Background(), post, nil); kindOf(err) != gengate.Busy || calls != 1 {
+		t.Fatalf("not accepted: %v after %d calls, want busy after 1", err, calls)
+	}
+
+	calls = 0
+	c.Resend = func(status int, hdr http.Header) bool { return status >= 500 }
+	c.MaxResends, c.ResendDelay = 2, time.Millisecond
+	post.Path = "/other"
+	if err := c.Submit(context.Background(), post, nil); kindOf(err) != 0 || calls != 3 {
+		t.Fatalf("resend: %v after %d calls, want ambiguous after 3", err, calls)
 	}
 }

@@ -64,6 +64,7 @@ type Server struct {
 	fileBase     string
 	fileAuth     []string
 	fetched      map[string][]byte
+	ingress      []int
 }
 
 type job struct {
@@ -182,8 +183,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.submit(w, r, path)
 }
 
+// FailIngress makes the next n submits answer status (502, 503 or 504)
+// from fal's ingress, before any fal server saw them: an nginx HTML page
+// without x-fal-request-id, the answer fal's clients tell from their
+// servers' own (fal_client client.py _is_ingress_error). Nothing is queued.
+func (s *Server) FailIngress(status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.ingress = append(s.ingress, status)
+	}
+}
+
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, endpoint string) {
 	raw, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	ingress := 0
+	if len(s.ingress) > 0 {
+		ingress, s.ingress = s.ingress[0], s.ingress[1:]
+	}
+	s.mu.Unlock()
+	if ingress != 0 {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(ingress)
+		fmt.Fprintf(w, "<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n<center><h1>%d %s</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+			ingress, http.StatusText(ingress), ingress, http.StatusText(ingress))
+		return
+	}
 	if status, ok := s.TakeSubmitFailure(); ok {
 		failWith(w, status)
 		return
@@ -315,6 +341,10 @@ func failWith(w http.ResponseWriter, status int) {
 		return
 	}
 	if status >= 500 {
+		// Answered by fal's own servers, which name the request they
+		// answer for (fal_client: "this is clearly returned from our
+		// server"): whether it was queued is not said.
+		w.Header().Set("X-Fal-Request-Id", uuid())
 		w.Header().Set("X-Fal-Error-Type", "runner_scheduling_failure")
 		writeJSON(w, status, map[string]any{"detail": "No runner could be scheduled for the request.", "error_type": "runner_scheduling_failure"})
 		return

@@ -9,8 +9,8 @@
 // shapes (a list of URLs for models with num_outputs, else one URL).
 //
 // It serves POST /v1/models/{owner}/{name}/predictions, POST
-// /v1/predictions (with "version"), GET /v1/predictions/{id} and POST
-// /v1/predictions/{id}/cancel, checks "Authorization: Bearer <key>" and
+// /v1/predictions (with "version"), GET /v1/predictions (the list, newest
+// first), GET /v1/predictions/{id} and POST /v1/predictions/{id}/cancel, checks "Authorization: Bearer <key>" and
 // serves outputs from its own /files/ URLs: real PNG or JPEG images of the
 // requested aspect ratio, and small MP4 files (an ftyp box).
 //
@@ -44,7 +44,9 @@ import (
 // Server is a fake Replicate API.
 //
 // Its knobs are upstreamtest.Knobs': FailSubmits and FailPolls answer with
-// Replicate's error body (429 carries Retry-After: 1); Hold keeps
+// Replicate's error body (429 carries Retry-After: 1);
+// FailSubmitsAfterCreate creates the prediction and then answers with the
+// error; Hold keeps
 // predictions created from now on processing until Release, after which
 // they complete on their next poll; FailJobs("error") makes predictions
 // fail with a model error, FailJobs("content_policy") with the safety
@@ -63,6 +65,8 @@ type Server struct {
 	fetched map[string][]byte
 	seq     int
 	cancels int
+	lists   int
+	creates int
 }
 
 type pred struct {
@@ -90,6 +94,7 @@ func New(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/models/{owner}/{name}/predictions", s.handleCreate)
 	mux.HandleFunc("POST /v1/predictions", s.handleCreate)
+	mux.HandleFunc("GET /v1/predictions", s.handleList)
 	mux.HandleFunc("GET /v1/predictions/{id}", s.handleGet)
 	mux.HandleFunc("POST /v1/predictions/{id}/cancel", s.handleCancel)
 	mux.HandleFunc("GET /files/{name}", s.handleFile)
@@ -174,6 +179,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
+	s.mu.Lock()
+	s.creates++
+	s.mu.Unlock()
 	var body map[string]any
 	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&body); err != nil {
 		problem(w, http.StatusBadRequest, "Invalid JSON", "The request body is not valid JSON.")
@@ -240,7 +248,75 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		upstreamtest.ResetConn(w)
 		return
 	}
+	if status, ok := s.TakeCreatedFailure(); ok {
+		failStatus(w, status) // created, then failed answering
+		return
+	}
 	upstreamtest.WriteJSON(w, http.StatusCreated, obj)
+}
+
+// listPage is how many predictions a page of the list holds (Replicate:
+// "It will return 100 records per page").
+const listPage = 100
+
+// handleList serves GET /v1/predictions as Replicate documents it: "a
+// paginated list of predictions that you've created", 100 per page,
+// "sorted with the most recent prediction first", as {"next",
+// "previous", "results"} where next and previous are the URLs of the
+// neighbouring pages (null at the ends) and each result is a prediction
+// object with its input (replicate.com/docs/reference/http#predictions.list;
+// replicate-go paginate.go Page and prediction.go Prediction).
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	start := 0
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 0 {
+			problem(w, http.StatusBadRequest, "Invalid cursor", "The cursor is not valid.")
+			return
+		}
+		start = n
+	}
+	s.mu.Lock()
+	all := make([]*pred, 0, len(s.preds))
+	for _, p := range s.preds {
+		all = append(all, p)
+	}
+	slices.SortFunc(all, func(a, b *pred) int { return b.created.Compare(a.created) })
+	page := map[string]any{"next": nil, "previous": nil}
+	results := []any{}
+	for i := start; i < len(all) && i < start+listPage; i++ {
+		results = append(results, s.object(all[i]))
+	}
+	s.lists++
+	s.mu.Unlock()
+	base := s.srv.URL + "/v1/predictions?cursor="
+	if start+listPage < len(all) {
+		page["next"] = base + strconv.Itoa(start+listPage)
+	}
+	if start > 0 {
+		page["previous"] = base + strconv.Itoa(max(0, start-listPage))
+	}
+	page["results"] = results
+	upstreamtest.WriteJSON(w, http.StatusOK, page)
+}
+
+// Creates returns how many create requests (POST …/predictions) reached
+// the fake with a valid key, whatever it answered them: paid creates a
+// client sent.
+func (s *Server) Creates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.creates
+}
+
+// Lists returns how many pages of the prediction list were read.
+func (s *Server) Lists() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lists
 }
 
 // invalidInput checks the few things every model validates.

@@ -38,6 +38,7 @@ type Knobs struct {
 	release     chan struct{} // closed by Release; WaitRelease waits on it
 	polls       int
 	failSubmit  []int
+	failCreated []int
 	failPoll    []int
 	reset       bool
 	failReason  string
@@ -99,6 +100,25 @@ func (k *Knobs) FailSubmits(status, n int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.failSubmit = k.add(k.failSubmit, status, n)
+}
+
+// FailSubmitsAfterCreate makes the next n submits create their job (and
+// count as submissions) and then answer status: a provider whose create
+// failed after the work was made, so that the answer does not tell. Each
+// fake says whether it models this.
+func (k *Knobs) FailSubmitsAfterCreate(status, n int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.failCreated = k.add(k.failCreated, status, n)
+}
+
+// TakeCreatedFailure takes one pending FailSubmitsAfterCreate failure:
+// its status, and whether there was one. For the fakes' handlers, once
+// the job is created.
+func (k *Knobs) TakeCreatedFailure() (status int, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return take(&k.failCreated)
 }
 
 // FailPolls makes the next n status reads answer status.
