@@ -387,3 +387,30 @@ func TestIngressErrorsOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestBackgroundWithoutPrompt: Bria's background replace takes either a
+// prompt or a reference image ("Either ref_image_url or bg_prompt has to
+// be provided", fal-js endpoints.ts BGReplaceInput); the model's prompt is
+// optional (a neutral studio backdrop when absent), so a job with only its
+// image sends that backdrop as the prompt, and a job's own prompt as it is.
+func TestBackgroundWithoutPrompt(t *testing.T) {
+	for _, prompt := range []string{"", "a beach at noon"} {
+		e, s := newEngine(t)
+		job := imageJob("fal-ai/bria/background/replace", "", 1, "png")
+		job.ModelID, job.Prompt, job.AspectRatio = "ai-background-generator", prompt, ""
+		job.Inputs = map[string]gengate.Input{"imageUrl": pngInput(t)}
+		if err := e.Validate(job); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run(t, e, job); err != nil {
+			t.Fatalf("prompt %q: %v", prompt, err)
+		}
+		want := prompt
+		if want == "" {
+			want = studioBackdrop
+		}
+		if got := s.LastRequest()["prompt"]; got != want {
+			t.Errorf("prompt %q sent as %v, want %q", prompt, got, want)
+		}
+	}
+}

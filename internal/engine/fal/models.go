@@ -78,7 +78,16 @@ type spec struct {
 	fixed map[string]any
 	// noPrompt: the endpoint's schema has no prompt field.
 	noPrompt bool
+	// defaultPrompt is sent when the job has no prompt: an endpoint that
+	// needs one (or an input in its place) for a model whose prompt is
+	// optional.
+	defaultPrompt string
 }
+
+// studioBackdrop is the background ai-background-generator asks for when
+// the job describes none (catalog: "a neutral studio backdrop when
+// absent"): Bria's replace needs a prompt or a reference image.
+const studioBackdrop = "a neutral, evenly lit seamless studio backdrop in soft light grey, with a gentle shadow under the subject"
 
 // pick switches to another endpoint when an input is present ("imageUrl")
 // or an option has a value ("resolution=1080p").
@@ -130,7 +139,7 @@ var models = map[string]spec{
 	// Image operations.
 	"fal-ai/birefnet/v2":                      {noPrompt: true, formats: []string{"png", "webp", "gif"}, in: img, need: needImg},
 	"fal-ai/bria/background/remove":           {noPrompt: true, out: "png", in: img, need: needImg},
-	"fal-ai/bria/background/replace":          {in: img, need: needImg},
+	"fal-ai/bria/background/replace":          {in: img, need: needImg, defaultPrompt: studioBackdrop},
 	"fal-ai/object-removal/mask":              {noPrompt: true, in: map[string]string{"image": "image_url", "mask": "mask_url"}, need: []string{"image", "mask"}},
 	"fal-ai/bria/eraser":                      {noPrompt: true, out: "png", in: map[string]string{"image": "image_url", "mask": "mask_url"}, need: []string{"image", "mask"}},
 	"fal-ai/esrgan":                           {noPrompt: true, formats: jpegPNG, scales: []int64{2, 4}, in: img, need: needImg},
@@ -256,6 +265,8 @@ func (p *planner) refuse(field, format string, args ...any) {
 func (p *planner) build() {
 	job, sp := p.job, p.sp
 	switch {
+	case job.Prompt == "" && sp.defaultPrompt != "":
+		p.body["prompt"] = sp.defaultPrompt
 	case job.Prompt == "":
 	case sp.noPrompt:
 		p.refuse("prompt", "this endpoint takes no prompt")
