@@ -43,7 +43,11 @@ var (
 	// (sides multiples of 16, ratio between 1:3 and 3:1, at most
 	// 3840x2160: openai-go@4e5a07a image.go, ImageGenerateParams.Size,
 	// read 2026-11-23): gengate offers the usual ratios at about the
-	// pixel count of 1536x1024, priced like it (docs/models.md).
+	// pixel count of 1536x1024, priced like it (docs/models.md). The GPT
+	// Image 2.5 variants, gpt-image-2's successors, are mapped the same
+	// way: no client type names them yet (openai-go of 2026-08 lists
+	// gpt-image-2 as the newest), and docs/models.md promises gpt-image-2's
+	// mapping for them.
 	gptImage2 = spec{
 		sizes: map[string]string{"1:1": "1024x1024", "3:2": "1536x1024", "2:3": "1024x1536",
 			"16:9": "1536x864", "9:16": "864x1536", "4:3": "1344x1008", "3:4": "1008x1344"},
@@ -73,8 +77,8 @@ var (
 var specs = map[string]*spec{
 	"gpt-image-":             &gptImage,  // gpt-image-1, -1.5, -1-mini, -2, ...
 	"gpt-image-2":            &gptImage2, // and its snapshots, gpt-image-2-2026-04-21
-	"gpt-image-2.5-flare":    &gptImage,
-	"gpt-image-2.5-sunburst": &gptImage,
+	"gpt-image-2.5-flare":    &gptImage2, // gpt-image-2's sizes: see gptImage2
+	"gpt-image-2.5-sunburst": &gptImage2,
 	"sora-2":                 &sora2,
 	"sora-2-pro":             &sora2, // also 1792x1024; gengate asks for 720p
 }

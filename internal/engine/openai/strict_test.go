@@ -21,20 +21,23 @@ func TestStrictFake(t *testing.T) {
 }
 
 // TestGPTImage2Sizes: gpt-image-2 takes free-form sizes, so gengate offers
-// 16:9, 9:16, 4:3 and 3:4 on it; the 2.5 variants keep the three
-// standard sizes.
+// 16:9, 9:16, 4:3 and 3:4 on it, and on the 2.5 variants, mapped the same
+// way; gpt-image-1.5 keeps the three standard sizes.
 func TestGPTImage2Sizes(t *testing.T) {
 	e, srv := newFake(t)
 	for _, ar := range []string{"16:9", "9:16", "4:3", "3:4"} {
-		job := gengate.Job{TaskID: "t", Route: gengate.Route{Engine: "openai", Upstream: "gpt-image-2"}, Type: "image",
+		for _, model := range []string{"gpt-image-2", "gpt-image-2.5-flare", "gpt-image-2.5-sunburst"} {
+			job := gengate.Job{TaskID: "t", Route: gengate.Route{Engine: "openai", Upstream: model}, Type: "image",
+				Prompt: "a fox", AspectRatio: ar, NumOutputs: 1, OutputFormat: "png", Options: map[string]any{}}
+			if _, err := enginetest.RunJob(t, e, job); err != nil {
+				t.Fatalf("%s %s: %v", model, ar, err)
+			}
+			if got := srv.LastRequest()["size"]; got != gptImage2.sizes[ar] {
+				t.Errorf("%s %s sent size %v", model, ar, got)
+			}
+		}
+		job := gengate.Job{TaskID: "t", Route: gengate.Route{Engine: "openai", Upstream: "gpt-image-1.5"}, Type: "image",
 			Prompt: "a fox", AspectRatio: ar, NumOutputs: 1, OutputFormat: "png", Options: map[string]any{}}
-		if _, err := enginetest.RunJob(t, e, job); err != nil {
-			t.Fatalf("%s: %v", ar, err)
-		}
-		if got := srv.LastRequest()["size"]; got != gptImage2.sizes[ar] {
-			t.Errorf("%s sent size %v", ar, got)
-		}
-		job.Route.Upstream = "gpt-image-2.5-flare"
 		enginetest.WantValidate(t, e.Validate(job), "aspectRatio")
 	}
 }

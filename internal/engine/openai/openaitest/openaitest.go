@@ -302,9 +302,11 @@ var (
 // freeSizes reports whether a model takes free-form WIDTHxHEIGHT sizes:
 // "For gpt-image-2 and gpt-image-2-2026-04-21, arbitrary resolutions are
 // supported" (openai-go@4e5a07a6 image.go, ImageGenerateParams.Size and
-// ImageEditParams.Size, read 2026-11-23).
+// ImageEditParams.Size, read 2026-11-23). The gpt-image-2.5 variants,
+// which no published type names yet, are taken to keep their
+// predecessor's rule (docs/models.md).
 func freeSizes(model string) bool {
-	return model == "gpt-image-2" || strings.HasPrefix(model, "gpt-image-2-20")
+	return model == "gpt-image-2" || strings.HasPrefix(model, "gpt-image-2-20") || strings.HasPrefix(model, "gpt-image-2.5-")
 }
 
 // freeSizeProblem checks a free-form size against the same text: "Width
