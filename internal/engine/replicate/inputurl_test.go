@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -105,5 +108,63 @@ func TestStreamedInputs(t *testing.T) {
 	var ue *gengate.UpstreamError
 	if !errors.As(err, &ue) || ue.Kind != gengate.Busy || f.Submissions() != before {
 		t.Errorf("unreadable input without URL: %v, want Busy and nothing sent", err)
+	}
+}
+
+// noisePNG is a PNG of random pixels, w×h: it hardly compresses.
+func noisePNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.Uint32())
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestLargeInputUploaded: Replicate recommends data: URIs "only if the
+// file is less than 1MB" (replicate.com/docs/topics/predictions/input-files):
+// an input of 1 MB or more without a URL of its own goes through
+// Replicate's files API and the prediction names the file's urls.get; a
+// smaller one stays a data: URI; one with a URL is sent as that URL.
+func TestLargeInputUploaded(t *testing.T) {
+	big := noisePNG(t, 640, 480)
+	if len(big) < maxDataURI {
+		t.Fatalf("test image of %d bytes is not large", len(big))
+	}
+	for _, streamed := range []bool{false, true} {
+		f, e := newEngine(t)
+		job := imageJob("black-forest-labs/flux-kontext-pro", "1:1", "png", 1)
+		in := gengate.Input{Data: big, ContentType: "image/png"}
+		if streamed {
+			in = upstreamtest.Streamed(in)
+		}
+		job.Inputs = map[string]gengate.Input{"imageUrl": in}
+		if _, err := run(t, e, job); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.LargestDataURI(); n >= maxDataURI {
+			t.Errorf("a %d-byte file went as a data: URI", n)
+		}
+		sent, _ := f.LastRequest()["input"].(map[string]any)["input_image"].(string)
+		if !strings.HasPrefix(sent, f.URL()+"/files/") || f.Uploads() != 1 {
+			t.Fatalf("input_image %.80q, %d uploads: want the uploaded file's URL", sent, f.Uploads())
+		}
+		if !bytes.Equal(f.Fetched(sent), big) {
+			t.Error("the prediction did not read the uploaded bytes")
+		}
+	}
+	f, e := newEngine(t)
+	job := imageJob("black-forest-labs/flux-kontext-pro", "1:1", "png", 1)
+	job.Inputs = map[string]gengate.Input{"imageUrl": pngInput}
+	if _, err := run(t, e, job); err != nil {
+		t.Fatal(err)
+	}
+	if f.Uploads() != 0 || f.LargestDataURI() != len(pngInput.Data) {
+		t.Errorf("a small input: %d uploads, data: URI of %d bytes", f.Uploads(), f.LargestDataURI())
 	}
 }

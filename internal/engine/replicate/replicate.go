@@ -16,8 +16,10 @@
 //
 // Each model's input names and the values it can take live in one table
 // (models.go); Validate and Submit share the mapping, so a job Validate
-// accepts is one Submit can send. Input files go as data: URIs, which
-// Replicate accepts for file inputs.
+// accepts is one Submit can send. Input files under 1 MB go as data: URIs
+// (Replicate recommends them only below that); larger ones as the URL the
+// service gave (presigned S3, or gengate-signed under --public-url), or
+// else uploaded to Replicate's files API first (files.go).
 //
 // Sources followed: Replicate's HTTP API reference as summarised in
 // replicate/skills (skills/replicate/references/HTTP_API.md, PREDICTIONS.md)
@@ -124,7 +126,7 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 	if job.Route.Upstream == "" {
 		return gengate.Progress{}, gengate.Errorf(gengate.EInvalid, "replicate: the route names no model")
 	}
-	job, err := upstream.InlineInputs(ctx, job) // large inputs without a URL go as data: URIs
+	job, err := e.placeInputs(ctx, job) // data: URIs under 1 MB, URLs or uploaded files above
 	if err != nil {
 		return gengate.Progress{}, err
 	}
@@ -208,6 +210,11 @@ func (e *Engine) Cancel(ctx context.Context, job gengate.Job, upstreamID string)
 	}
 	return e.client.Poll(ctx, upstream.Request{Method: http.MethodPost, Path: "/predictions/" + upstreamID + "/cancel"}, nil)
 }
+
+// maxDataURI is the size from which an input is not sent as a data: URI:
+// Replicate recommends them "only if the file is less than 1MB"
+// (replicate.com/docs/topics/predictions/input-files).
+const maxDataURI = 1_000_000
 
 // firstDelay is the wait before the first status read after a submit:
 // firstImagePoll for an image, whatever the task's age (a task that waited

@@ -10,7 +10,8 @@
 //
 // It serves POST /v1/models/{owner}/{name}/predictions, POST
 // /v1/predictions (with "version"), GET /v1/predictions (the list, newest
-// first), GET /v1/predictions/{id} and POST /v1/predictions/{id}/cancel, checks "Authorization: Bearer <key>" and
+// first), GET /v1/predictions/{id}, POST /v1/predictions/{id}/cancel and
+// the files API (POST /v1/files, GET /v1/files/{id}), checks "Authorization: Bearer <key>" and
 // serves outputs from its own /files/ URLs: real PNG or JPEG images of the
 // requested aspect ratio, and small MP4 files (an ftyp box).
 //
@@ -25,6 +26,9 @@
 package replicatetest
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,6 +71,16 @@ type Server struct {
 	cancels int
 	lists   int
 	creates int
+	// uploads are the files of the files API by id; largestDataURI is
+	// the largest file a prediction's input carried as a data: URI.
+	uploads        map[string]upload
+	largestDataURI int
+}
+
+type upload struct {
+	name, contentType string
+	data              []byte
+	created           time.Time
 }
 
 type pred struct {
@@ -90,7 +104,7 @@ type pred struct {
 // New starts a fake Replicate API, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}, fetched: map[string][]byte{}}
+	s := &Server{key: "r8_fakeToken0123456789abcdef", preds: map[string]*pred{}, files: map[string][]byte{}, fetched: map[string][]byte{}, uploads: map[string]upload{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/models/{owner}/{name}/predictions", s.handleCreate)
 	mux.HandleFunc("POST /v1/predictions", s.handleCreate)
@@ -98,6 +112,8 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1/predictions/{id}", s.handleGet)
 	mux.HandleFunc("POST /v1/predictions/{id}/cancel", s.handleCancel)
 	mux.HandleFunc("GET /files/{name}", s.handleFile)
+	mux.HandleFunc("POST /v1/files", s.handleUpload)
+	mux.HandleFunc("GET /v1/files/{id}", s.handleFileObject)
 	mux.HandleFunc("GET /v1/account", func(w http.ResponseWriter, r *http.Request) {
 		if s.authorized(w, r) {
 			upstreamtest.WriteJSON(w, http.StatusOK, map[string]any{"type": "user", "username": "fake", "name": "Fake", "github_url": ""})
@@ -236,6 +252,19 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	for _, v := range input {
+		vals, ok := v.([]any)
+		if !ok {
+			vals = []any{v}
+		}
+		for _, v := range vals {
+			if d, _ := v.(string); strings.HasPrefix(d, "data:") {
+				if _, b64, ok := strings.Cut(d, ";base64,"); ok {
+					s.largestDataURI = max(s.largestDataURI, base64.StdEncoding.DecodedLen(len(b64)))
+				}
+			}
+		}
+	}
 	s.seq++
 	p := &pred{id: fmt.Sprintf("fake%06dxq7m3rzpk2", s.seq), model: modelName, version: version,
 		status: "starting", input: input, held: s.Held(), failWith: s.JobFailReason(), created: time.Now().UTC()}
@@ -253,6 +282,96 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	upstreamtest.WriteJSON(w, http.StatusCreated, obj)
+}
+
+// LargestDataURI returns the size of the largest file a prediction's
+// input carried as a data: URI (Replicate: "only recommended if the file
+// is less than 1MB").
+func (s *Server) LargestDataURI() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.largestDataURI
+}
+
+// Uploads returns how many files the files API holds.
+func (s *Server) Uploads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.uploads)
+}
+
+// handleUpload serves POST /v1/files as Replicate documents it (HTTP API
+// reference, files.create; replicate-go files.go createFile): a
+// multipart/form-data body whose "content" part is the file (its filename
+// and Content-Type kept), with optional "type", "filename" and "metadata"
+// fields; 201 with the file object, whose urls.get is the URL a
+// prediction's input may name it by. Files are limited to 100 MB.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		problem(w, http.StatusBadRequest, "Invalid request", "The request body must be multipart/form-data.")
+		return
+	}
+	f, hdr, err := r.FormFile("content")
+	if err != nil {
+		problem(w, http.StatusUnprocessableEntity, "Input validation failed", "- content: content is required")
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 100<<20+1))
+	if err != nil || len(data) > 100<<20 {
+		problem(w, http.StatusRequestEntityTooLarge, "File too large", "Files are limited to 100 MB.")
+		return
+	}
+	ct := hdr.Header.Get("Content-Type")
+	if t := r.FormValue("type"); t != "" {
+		ct = t
+	}
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	name := hdr.Filename
+	if n := r.FormValue("filename"); n != "" {
+		name = n
+	}
+	s.mu.Lock()
+	s.seq++
+	id := fmt.Sprintf("file%06dzq3k8w", s.seq)
+	up := upload{name: name, contentType: ct, data: data, created: time.Now().UTC()}
+	s.uploads[id] = up
+	obj := s.fileObject(id, up)
+	s.mu.Unlock()
+	upstreamtest.WriteJSON(w, http.StatusCreated, obj)
+}
+
+// handleFileObject serves GET /v1/files/{id}: the file object.
+func (s *Server) handleFileObject(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	up, ok := s.uploads[r.PathValue("id")]
+	var obj any
+	if ok {
+		obj = s.fileObject(r.PathValue("id"), up)
+	}
+	s.mu.Unlock()
+	if !ok {
+		problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
+		return
+	}
+	upstreamtest.WriteJSON(w, http.StatusOK, obj)
+}
+
+func (s *Server) fileObject(id string, up upload) map[string]any {
+	sum := sha256.Sum256(up.data)
+	return map[string]any{"id": id, "name": up.name, "content_type": up.contentType, "size": len(up.data),
+		"etag": hex.EncodeToString(sum[:16]), "checksums": map[string]string{"sha256": hex.EncodeToString(sum[:])},
+		"metadata": map[string]any{}, "created_at": up.created.Format(time.RFC3339Nano),
+		"expires_at": up.created.Add(24 * time.Hour).Format(time.RFC3339Nano),
+		"urls":       map[string]string{"get": s.srv.URL + "/v1/files/" + id}}
 }
 
 // listPage is how many predictions a page of the list holds (Replicate:
@@ -520,7 +639,20 @@ func (s *Server) fetchInputs(p *pred) {
 		return
 	}
 	for _, u := range inputURLs(p.input) {
-		data, msg := fetchInput(u)
+		var data []byte
+		var msg string
+		if id, ok := strings.CutPrefix(u, s.srv.URL+"/v1/files/"); ok {
+			// A file of the files API: Replicate reads its own store.
+			s.mu.Lock()
+			up, found := s.uploads[id]
+			s.mu.Unlock()
+			data = up.data
+			if !found {
+				msg = "404 Client Error: Not Found for url: " + u
+			}
+		} else {
+			data, msg = fetchInput(u)
+		}
 		s.mu.Lock()
 		if msg != "" {
 			p.inputErr = msg
