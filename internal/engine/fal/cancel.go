@@ -10,17 +10,20 @@ import (
 
 // CancelWork stops a request a client canceled and says what fal confirms
 // (gengate.ConfirmingCanceler). fal bills a request when a runner works on
-// it, so the request's status is read first:
-//   - IN_QUEUE, then the cancel answered 202 CANCELLATION_REQUESTED: no
-//     runner took it, nothing is charged (CancelBeforeCharge);
-//   - IN_PROGRESS, then 202: the runner is signalled but may have been
-//     billed (CancelRequested);
+// it; its cancel says which happened (https://fal.ai/docs/inference-api/queue/cancel:
+// "If the request is in the queue, fal removes it. If the request is in
+// progress, fal sends a cancellation signal to the runner"):
+//   - OK: fal removed the request from its queue; it is never processed,
+//     nothing is charged (CancelBeforeCharge);
+//   - CANCELLATION_REQUESTED after a status read that said IN_QUEUE: taken
+//     as before charge too (a request that left the queue between the two
+//     calls is the one window in which a refund may follow work fal
+//     billed; fal offers no atomic "cancel if queued"); after IN_PROGRESS:
+//     the runner is signalled but may have been billed (CancelRequested);
 //   - COMPLETED, or the cancel answered 400 ALREADY_COMPLETED: too late
 //     (CancelTooLate), the result is delivered.
 //
-// A request that leaves the queue between the two calls is the one window
-// in which a refund may follow work fal billed; fal offers no atomic
-// "cancel if queued".
+// The status is read first so that a completed request is not cancelled.
 func (e *Engine) CancelWork(ctx context.Context, job gengate.Job, upstreamID string) (gengate.Cancellation, error) {
 	prefix, err := parseID(upstreamID)
 	if err != nil {
@@ -48,6 +51,8 @@ func (e *Engine) CancelWork(ctx context.Context, job gengate.Job, upstreamID str
 		return gengate.CancelTooLate, nil // ALREADY_COMPLETED
 	case err != nil:
 		return 0, err
+	case ans.Status == "OK":
+		return gengate.CancelBeforeCharge, nil // removed from the queue, never processed
 	case st.Status == "IN_QUEUE" && ans.Status == "CANCELLATION_REQUESTED":
 		return gengate.CancelBeforeCharge, nil
 	}

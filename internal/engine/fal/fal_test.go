@@ -414,3 +414,44 @@ func TestBackgroundWithoutPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelWorkAnswers follows fal's cancel semantics
+// (https://fal.ai/docs/inference-api/queue/cancel): OK means fal removed
+// the request from the queue, so it was never processed and nothing was
+// charged; CANCELLATION_REQUESTED means a runner had it and got a signal
+// (it may have been billed); a completed request is too late.
+func TestCancelWorkAnswers(t *testing.T) {
+	ctx := context.Background()
+	job := imageJob("fal-ai/flux/dev", "1:1", 1, "png")
+	for _, tc := range []struct {
+		name string
+		prep func(e *Engine, s *faltest.Server, id string)
+		want gengate.Cancellation
+	}{
+		{"queued: OK", func(_ *Engine, s *faltest.Server, _ string) { s.Hold() }, gengate.CancelBeforeCharge},
+		{"in progress: CANCELLATION_REQUESTED", func(e *Engine, s *faltest.Server, id string) {
+			s.SetPolls(100)
+			if _, err := e.Check(ctx, job, id); err != nil {
+				t.Fatal(err)
+			}
+		}, gengate.CancelRequested},
+		{"completed", func(e *Engine, s *faltest.Server, id string) {
+			if _, err := e.Check(ctx, job, id); err != nil {
+				t.Fatal(err)
+			}
+		}, gengate.CancelTooLate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, s := newEngine(t)
+			p, err := e.Submit(ctx, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.prep(e, s, p.UpstreamID)
+			got, err := e.CancelWork(ctx, job, p.UpstreamID)
+			if err != nil || got != tc.want {
+				t.Fatalf("CancelWork: %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -7,7 +7,10 @@
 //     cancel_url}; GET /{owner}/{app}/requests/{id}/status answers 202
 //     while IN_QUEUE or IN_PROGRESS and 200 when COMPLETED; GET
 //     /{owner}/{app}/requests/{id} answers the stored result; PUT
-//     .../cancel answers CANCELLATION_REQUESTED or ALREADY_COMPLETED.
+//     .../cancel (https://fal.ai/docs/inference-api/queue/cancel) removes
+//     a request still in the queue and answers 200 OK, signals one in
+//     progress and answers 202 CANCELLATION_REQUESTED, and answers 400
+//     ALREADY_COMPLETED or 404 NOT_FOUND.
 //     Status, result and cancel use only owner/app of the endpoint.
 //   - authentication "Authorization: Key <key>" (401 with {"detail"}).
 //   - error shapes (https://fal.ai/docs/model-apis/errors and
@@ -461,7 +464,13 @@ func (s *Server) cancel(w http.ResponseWriter, oa, id string) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"status": "NOT_FOUND"})
 	case j.done:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ALREADY_COMPLETED"})
+	case j.polls == 0: // never read IN_PROGRESS (a held request stays queued)
+		// Still IN_QUEUE: "If the request is in the queue, fal removes
+		// it" and answers OK; it is never processed.
+		j.done, j.fail = true, "cancelled"
+		writeJSON(w, http.StatusOK, map[string]any{"status": "OK"})
 	default:
+		// IN_PROGRESS: "fal sends a cancellation signal to the runner".
 		j.done, j.fail = true, "cancelled"
 		writeJSON(w, http.StatusAccepted, map[string]any{"status": "CANCELLATION_REQUESTED"})
 	}
