@@ -58,7 +58,9 @@
 // prefix; Validate and Submit share the mapping. The Gemini API takes no
 // seed for Imagen or Veo, and no generateAudio for Veo (Veo 3 always makes
 // sound), so a seed, or generateAudio false, is refused on those models
-// rather than dropped; Veo 1080p and 4k videos are 8 seconds long only.
+// rather than dropped; Veo makes 720p and 1080p (go-genai: "720p and 1080p
+// are supported"; a 4k job is refused, and goes to another route), and its
+// 1080p videos are 8 seconds long only.
 // Upstream ids the table does not know (an operator's own route) get a
 // generic mapping by method ("veo…", "imagen…", else generateContent)
 // that sends what maps and refuses only what cannot work. A route's params

@@ -82,9 +82,13 @@ var specs = map[string]spec{
 	"imagen-4.0-generate":       {method: predict, aspects: imagenAspects, sizes: []string{"1K", "2K"}, maxN: 4, formats: pngJPEG, inputs: map[string]string{}, noSeed: true},
 	"imagen-4.0-ultra-generate": {method: predict, aspects: imagenAspects, sizes: []string{"1K", "2K"}, maxN: 4, formats: pngJPEG, inputs: map[string]string{}, noSeed: true},
 	"imagen-4.0-fast-generate":  {method: predict, aspects: imagenAspects, sizes: []string{}, maxN: 4, formats: pngJPEG, inputs: map[string]string{}, noSeed: true},
-	// Veo: predictLongRunning.
-	"veo-3.1-generate":      {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p", "4k"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstLastFrame, audioAlways: true, noSeed: true},
-	"veo-3.1-fast-generate": {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p", "4k"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstLastFrame, audioAlways: true, noSeed: true},
+	// Veo: predictLongRunning. Resolutions 720p and 1080p only, as
+	// go-genai's GenerateVideosConfig.Resolution says for both backends
+	// ("720p and 1080p are supported"; 6fd3e65, 2026-08-21): a 4k job is
+	// refused here before any charge and goes to a route that takes 4k
+	// (fal's veo3.1 endpoints list it).
+	"veo-3.1-generate":      {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstLastFrame, audioAlways: true, noSeed: true},
+	"veo-3.1-fast-generate": {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstLastFrame, audioAlways: true, noSeed: true},
 	"veo-3.1-lite-generate": {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstLastFrame, audioAlways: true, noSeed: true},
 	"veo-3.0-generate":      {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstFrame, audioAlways: true, noSeed: true},
 	"veo-3.0-fast-generate": {method: predictLongRunning, aspects: veoAspects, sizes: []string{"720p", "1080p"}, maxN: 1, durations: veoDurations, hiResAt8: true, inputs: firstFrame, audioAlways: true, noSeed: true},
@@ -299,7 +303,7 @@ func plan(job gengate.Job, withData bool, on platform, files map[string]fileObje
 	}
 	if sp.hiResAt8 {
 		res, _ := job.Options["resolution"].(string)
-		if d, ok := job.Options["duration"].(int64); ok && d != 8 && (res == "1080p" || res == "4k") {
+		if d, ok := job.Options["duration"].(int64); ok && d != 8 && res == "1080p" {
 			r.refuse("duration", "%s makes %s videos of 8 seconds only, not %d", name, res, d)
 		}
 	}

@@ -400,8 +400,9 @@ func asMap(v any) map[string]any {
 // generation pages state it:
 //   - imageConfig.imageSize ("1K", "2K", "4K") is for the Gemini 3 image
 //     models; gemini-2.5-flash-image makes 1K only and has no size;
-//   - Veo's resolution is "720p" or "1080p", and "4k" on Veo 3.1; 1080p
-//     and 4k videos are 8 seconds long only;
+//   - Veo's resolution is "720p" or "1080p" (GenerateVideosConfig.Resolution:
+//     "720p and 1080p are supported"; no 4k); 1080p videos are 8 seconds
+//     long only;
 //   - Imagen's :predict is not served by the Gemini API at all: go-genai
 //     refuses GenerateImages outside Vertex AI ("only supported in Gemini
 //     Enterprise Agent Platform mode"). The fake still answers it, for
@@ -419,7 +420,7 @@ func checkModel(model, method string, body map[string]any) string {
 		res, _ := params["resolution"].(string)
 		switch {
 		case res == "" || res == "720p":
-		case res == "1080p" || (res == "4k" && strings.HasPrefix(model, "veo-3.1")):
+		case res == "1080p":
 			if d, ok := params["durationSeconds"].(float64); ok && d != 8 {
 				return fmt.Sprintf("Resolution %s requires a duration of 8 seconds.", res)
 			}

@@ -77,7 +77,7 @@ var vertexSchemas = map[string]*schematest.Schema{
 		Rules: []schematest.Rule{{Field: "bytesBase64Encoded", Msg: "exactly one of bytesBase64Encoded and gcsUri",
 			Bad: func(in map[string]any) bool { return (in["bytesBase64Encoded"] == nil) == (in["gcsUri"] == nil) }}}},
 	"video.parameters": {Source: veoSource, Read: readOn,
-		Fields: "aspectRatio:enum(16:9|9:16) durationSeconds:int[4..8] resolution:enum(720p|1080p|4k) generateAudio:bool " +
+		Fields: "aspectRatio:enum(16:9|9:16) durationSeconds:int[4..8] resolution:enum(720p|1080p) generateAudio:bool " +
 			"seed:int[0..4294967295] sampleCount:int[1..4] personGeneration:enum(allow_adult|dont_allow|allow_all) negativePrompt:str " +
 			"enhancePrompt:bool compressionQuality:enum(optimized|lossless) resizeMode:enum(pad|crop) storageUri:str pubsubTopic:str fps:int"},
 
@@ -194,8 +194,10 @@ func checkVertex(model, method string, body map[string]any) string {
 }
 
 // checkVeo checks what depends on the Veo model (the Veo 3 and 3.1 model
-// pages on Vertex AI): durations 4, 6 or 8 s; generateAudio required; 4k
-// on Veo 3.1 (not Lite) only; 1080p and 4k at 8 s only.
+// pages on Vertex AI): durations 4, 6 or 8 s; generateAudio required;
+// 1080p at 8 s only. The resolution is 720p or 1080p, as go-genai's
+// GenerateVideosConfig.Resolution says for both backends ("720p and 1080p
+// are supported"): the enum above has no 4k.
 func checkVeo(c *checker, model string, params map[string]any) {
 	if d, ok := params["durationSeconds"].(float64); ok && d != 4 && d != 6 && d != 8 {
 		c.add("The duration %v seconds is not supported by %s.", d, model)
@@ -204,10 +206,7 @@ func checkVeo(c *checker, model string, params map[string]any) {
 		c.add("* parameters.generateAudio: generateAudio is required for %s.", model)
 	}
 	res, _ := params["resolution"].(string)
-	if res == "4k" && (!strings.HasPrefix(model, "veo-3.1") || strings.Contains(model, "lite")) {
-		c.add("Resolution 4k is not supported by %s.", model)
-	}
-	if d, ok := params["durationSeconds"].(float64); ok && d != 8 && (res == "1080p" || res == "4k") {
+	if d, ok := params["durationSeconds"].(float64); ok && d != 8 && res == "1080p" {
 		c.add("Resolution %s requires a duration of 8 seconds.", res)
 	}
 }
