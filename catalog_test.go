@@ -656,7 +656,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"numOutputs 2 on a video model", `{"type":"video","modelId":"kling-2-1","prompt":"x","numOutputs":2}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"too many outputs", `{"type":"image","modelId":"flux","prompt":"x","numOutputs":5}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
 		{"zero outputs", `{"type":"image","modelId":"flux","prompt":"x","numOutputs":0}`, EUnsupportedOption, []string{"numOutputs"}, FieldUnsupported},
-		{"wide gpt-image", `{"type":"image","modelId":"gpt-image-2-5-flare","prompt":"x","aspectRatio":"16:9"}`, EUnsupportedOption, []string{"aspectRatio"}, FieldUnsupported},
+		{"wide gpt-image", `{"type":"image","modelId":"gpt-image-2-5-flare","prompt":"x","aspectRatio":"21:9"}`, EUnsupportedOption, []string{"aspectRatio"}, FieldUnsupported},
 		{"sora 6 s", `{"type":"video","modelId":"openai-sora-2","prompt":"x","duration":6}`, EUnsupportedOption, []string{"duration"}, FieldUnsupported},
 		{"kling 10 s", `{"type":"video","modelId":"kling-2-1","prompt":"x","duration":10}`, EUnsupportedOption, []string{"duration"}, FieldUnsupported},
 		{"seedance 13 s", `{"type":"video","modelId":"bytedance-seedance-1-pro-fast","prompt":"x","duration":13}`, EUnsupportedOption, []string{"duration"}, FieldUnsupported},
