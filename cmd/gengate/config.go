@@ -14,6 +14,7 @@ import (
 	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/engine/upstream"
 	"github.com/gengate/gengate/internal/fetch"
+	"github.com/gengate/gengate/internal/httpapi"
 	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/webhook"
 )
@@ -131,6 +132,10 @@ type Config struct {
 	// ProviderCheck bounds each provider's check at start (health.go);
 	// 0 turns the checks off.
 	ProviderCheck time.Duration
+	// TrustedProxies lists the proxies (CIDR prefixes or addresses,
+	// comma-separated) whose X-Forwarded-For and Forwarded headers name
+	// the client (internal/httpapi/clientaddr.go).
+	TrustedProxies string
 	// The account area (accounts_flags.go).
 	Accounts AccountFlags
 	// PrintConfig asks serve to print the settings and exit.
@@ -214,6 +219,9 @@ func (c *Config) Validate() error {
 		return errors.New("--max-body must be ≥ 1024")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
 		return errors.New("--public-url must start with http:// or https://")
+	}
+	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	return nil
 }
@@ -328,6 +336,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
 	f.str(&c.WebhookKey, "webhook-key", "", "server key sealing webhook signing secrets and file URL tokens, at least 32 characters (default: made in <data>/webhook.key; prefer the environment variable)")
 	f.str(&c.WebhookRetryDelays, "webhook-retry-delays", "", "comma-separated delays after each failed webhook attempt, e.g. 1s,1s,5s (default: 5s,30s,2m,10m,30m,1h, then 2h eleven times)")
+	f.str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of the proxies in front: only from them are X-Forwarded-For and Forwarded believed, and the client's address then counts for sign-in limits and logs (default: none, the peer is the client)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),

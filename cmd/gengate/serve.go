@@ -205,6 +205,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	if firstLink != nil {
 		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
+	trusted, _ := httpapi.ParseTrustedProxies(cfg.TrustedProxies) // checked by Validate
 	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
 	if err := metrics.Register(writeStagesCollector{store}); err != nil {
 		return err
@@ -219,19 +220,20 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	drain := make(chan struct{})
 	waiting := httpapi.NewWaiting()
 	handler := httpapi.New(svc, httpapi.Config{
-		Waiting:      waiting,
-		PublicURL:    cfg.PublicURL,
-		MaxBody:      cfg.MaxBody,
-		Ready:        func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
-		Providers:    providers,
-		Drain:        drain,
-		Tasks:        store,
-		Metrics:      metrics,
-		MetricsToken: cfg.MetricsToken,
-		RateLimit:    cfg.RateLimit,
-		RateBurst:    cfg.RateBurst,
-		Console:      console.New(console.Config{PublicURL: cfg.PublicURL}),
-		Accounts:     cfg.Accounts.httpConfig(probe),
+		Waiting:        waiting,
+		PublicURL:      cfg.PublicURL,
+		MaxBody:        cfg.MaxBody,
+		Ready:          func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
+		Providers:      providers,
+		Drain:          drain,
+		Tasks:          store,
+		Metrics:        metrics,
+		MetricsToken:   cfg.MetricsToken,
+		RateLimit:      cfg.RateLimit,
+		RateBurst:      cfg.RateBurst,
+		Console:        console.New(console.Config{PublicURL: cfg.PublicURL}),
+		Accounts:       cfg.Accounts.httpConfig(probe),
+		TrustedProxies: trusted,
 	}, log)
 	srv := newHTTPServer(cfg, handler)
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())

@@ -152,7 +152,8 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 // clientAddress is the address sign-in attempts are counted by: the
-// connection's peer (behind a proxy, the proxy's).
+// connection's peer, or behind a trusted proxy the client it names (the
+// request's RemoteAddr is already the client's then: clientaddr.go).
 func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

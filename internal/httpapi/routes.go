@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -52,6 +53,9 @@ type Config struct {
 	Console http.Handler
 	// Accounts configures the account area (auth.go).
 	Accounts AccountsConfig
+	// TrustedProxies are the proxies whose X-Forwarded-For and Forwarded
+	// headers name the client (clientaddr.go); empty believes none.
+	TrustedProxies TrustedProxies
 	// Waiting holds the synchronous calls parked off net/http while they
 	// wait (parked.go); the server waits for their answers when it shuts
 	// down. Nil makes one.
@@ -154,6 +158,7 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyAPIKey
+	keyClient // the client's address (clientaddr.go)
 )
 
 func requestID(r *http.Request) string { s, _ := r.Context().Value(keyRequestID).(string); return s }
@@ -171,7 +176,13 @@ func (a *api) requestID(next http.Handler) http.Handler {
 		_, _ = rand.Read(b[:])
 		id := "req_" + hex.EncodeToString(b[:])
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		ctx := context.WithValue(r.Context(), keyRequestID, id)
+		client := a.cfg.TrustedProxies.ClientAddr(r)
+		ctx = context.WithValue(ctx, keyClient, client)
+		r = r.WithContext(ctx)
+		if client != hostOf(r.RemoteAddr) { // behind a trusted proxy (clientaddr.go)
+			r.RemoteAddr = net.JoinHostPort(client, "0")
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
 		next.ServeHTTP(rec, r)
 		if rec.parked {
@@ -187,9 +198,10 @@ func (a *api) requestID(next http.Handler) http.Handler {
 // call's answer (parked.go).
 func (a *api) finished(ctx context.Context, pattern, id, method, path string, status int, took time.Duration, parked bool) {
 	a.metrics.observe(pattern, status, took)
-	attrs := [6]slog.Attr{slog.String("requestId", id), slog.String("method", method), slog.String("path", path),
-		slog.Int("status", status), slog.Int64("ms", took.Milliseconds())}
-	n := 5
+	client, _ := ctx.Value(keyClient).(string)
+	attrs := [7]slog.Attr{slog.String("requestId", id), slog.String("method", method), slog.String("path", path),
+		slog.Int("status", status), slog.Int64("ms", took.Milliseconds()), slog.String("client", client)}
+	n := 6
 	if parked {
 		attrs[n] = slog.Bool("parked", true)
 		n++
