@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -15,11 +16,16 @@ import (
 )
 
 // openStore parses the storage flags plus extra ones and opens the store.
+// It opens only a database a server (or --init) made: a mistyped --data
+// or a forgotten --database is an error naming what was looked at, and
+// nothing is created.
 func openStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer,
 	extra func(*flags)) (*sqlstore.DB, []string, string, error) {
 	var data, database string
+	var initDB bool
 	f := newFlags(name, getenv, stderr)
 	f.storage(&data, &database)
+	f.BoolVar(&initDB, "init", false, "create the database if there is none (a new install; serve makes it otherwise)")
 	if extra != nil {
 		extra(f)
 	}
@@ -27,11 +33,37 @@ func openStore(ctx context.Context, name string, args []string, getenv func(stri
 	if err != nil {
 		return nil, nil, "", err
 	}
-	s, err := sqlstore.Open(ctx, database, data)
+	var opts []sqlstore.Option
+	if !initDB {
+		opts = append(opts, sqlstore.WithExisting())
+	}
+	s, err := sqlstore.Open(ctx, database, data, opts...)
+	var none *sqlstore.NoDatabaseError
+	if errors.As(err, &none) {
+		return nil, nil, "", fmt.Errorf("%w (%s); give the --data or --database of the server (or GENGATE_DATA, GENGATE_DATABASE), or --init to create a new database there",
+			err, lookedAt(f, database))
+	}
 	if err != nil {
 		return nil, nil, "", err
 	}
 	return s, pos, data, nil
+}
+
+// lookedAt says which setting named the database, and from where.
+func lookedAt(f *flags, database string) string {
+	name := "data"
+	if database != "" {
+		name = "database"
+	}
+	set := false
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	switch {
+	case set:
+		return "from --" + name
+	case f.getenv(envName(name)) != "":
+		return "from " + envName(name)
+	}
+	return "the default --data " + f.Lookup("data").DefValue
 }
 
 // parseInterleaved parses flags that may come before or after positional

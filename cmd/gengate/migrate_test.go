@@ -107,7 +107,7 @@ func TestMigrateData(t *testing.T) {
 // TestMigrateDataUsage: bad arguments are clear errors that touch nothing.
 func TestMigrateDataUsage(t *testing.T) {
 	dir := t.TempDir()
-	cli(t, "keys", "create", "--data", dir, "--credits", "1")
+	cli(t, "keys", "create", "--data", dir, "--credits", "1", "--init")
 	missing := filepath.Join(t.TempDir(), "nothing-here")
 	file := filepath.Join(t.TempDir(), "other.db")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

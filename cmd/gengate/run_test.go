@@ -315,14 +315,14 @@ func TestEnvFallback(t *testing.T) {
 		return ""
 	}
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"keys", "create", "--credits", "3"}, env, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"keys", "create", "--credits", "3", "--init"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("keys create: %v %s", err, stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "gengate.db")); err != nil {
 		t.Errorf("GENGATE_DATA was not used: %v", err)
 	}
 	stdout.Reset()
-	if err := run(context.Background(), []string{"keys", "create", "--credits", "3", "--data", other}, env, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"keys", "create", "--credits", "3", "--data", other, "--init"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("keys create --data: %v %s", err, stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(other, "gengate.db")); err != nil {

@@ -77,6 +77,11 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 			s.db.SetMaxIdleConns(o.postgresConns)
 		}
 	} else {
+		if url == "" && o.existing {
+			if err := checkSQLiteExists(dataDir); err != nil {
+				return nil, err
+			}
+		}
 		if url == "" {
 			if err := secureDir(dataDir); err != nil { // the database is the operator's alone
 				return nil, err
@@ -125,6 +130,12 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 	if err := s.db.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if s.postgres && o.existing {
+		if err := checkPostgresSchema(ctx, s.db, url); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if err := s.migrate(ctx, o.log); err != nil {
 		s.Close()
@@ -198,6 +209,7 @@ type options struct {
 	sqliteWait                 time.Duration      // SQLite: groupcommit.go
 	fileBox                    *gengate.SecretBox // filetokens.go
 	log                        *slog.Logger       // schema.go
+	existing                   bool               // existing.go
 }
 
 // Option changes how Open opens the database.
