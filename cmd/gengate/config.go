@@ -144,6 +144,8 @@ type Config struct {
 	// layer it came from (configlayers.go).
 	File     *fileConfig
 	Settings []setting
+	// Replication of the embedded install (replicate.go).
+	Replicate ReplicateFlags
 }
 
 // Validate names the first bad field.
@@ -381,7 +383,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per API key (0: no limit); over it 429 RATE_LIMITED"),
 		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls a key may make at once under --free-rate-limit"),
 	}
-	errs = append(errs, c.Accounts.add(f))
+	errs = append(errs, c.Accounts.add(f), c.Replicate.add(f))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -402,6 +404,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	// With --print-config the settings are printed even when invalid,
 	// before the error.
 	if err := c.Accounts.validate(); err != nil {
+		return c, err
+	}
+	if err := c.Replicate.validate(c); err != nil {
 		return c, err
 	}
 	return c, c.Validate()

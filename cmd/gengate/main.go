@@ -76,6 +76,8 @@ commands:
   review list                         tasks waiting for review
   review settle JOB-ID --refund|--deliver
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
+  restore --from S3-URL --data DIR [--timestamp T]
+                                      restore the database, files and server key serve --replicate copied
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
   version                             print the version
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
@@ -177,6 +179,8 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return jobsCmd(ctx, sub, rest, getenv, stdout, stderr)
 	case "migrate-data ":
 		return migrateData(ctx, rest, getenv, stdout, stderr)
+	case "restore ":
+		return restoreCmd(ctx, rest, getenv, stdout, stderr)
 	case "help ", "-h ", "--help ":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/gengate/gengate/internal/engine/builtin"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
+	"github.com/gengate/gengate/internal/replicate"
 	"github.com/gengate/gengate/internal/sqlstore"
 	"github.com/gengate/gengate/internal/webhook"
 	"github.com/gengate/gengate/internal/worker"
@@ -63,6 +64,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		b.SetMaxJobs(max)
 	}
+	if err := restoreIfMissing(ctx, cfg, getenv, log, stdout); err != nil {
+		return err
+	}
 	box, err := webhookBox(cfg)
 	if err != nil {
 		return err
@@ -71,9 +75,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("--webhook-retry-delays: %w", err)
 	}
-	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
+	// The replica stops after the store has closed its connections:
+	// Litestream's own file handle holds the process's locks on the
+	// database until then (internal/replicate).
+	var replica *replicate.Replicator
+	defer func() {
+		if replica != nil {
+			if err := replica.Close(context.Background()); err != nil {
+				log.Warn("replica: the last copy at shutdown failed", "err", err)
+			}
+		}
+	}()
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, append([]sqlstore.Option{sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
 		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteBatchWait(cfg.SQLiteBatchWait), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB),
-		sqlstore.WithFileTokenKey(box), sqlstore.WithLog(log))
+		sqlstore.WithFileTokenKey(box), sqlstore.WithLog(log)}, sqliteCheckpoints(cfg)...)...)
 	if err != nil {
 		return err
 	}
@@ -81,6 +96,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	blobs, err := blob.Open(cfg.Storage, filepath.Join(cfg.Data, "files"), getenv)
 	if err != nil {
 		return err
+	}
+	if cfg.Replicate.URL != "" {
+		if replica, err = startReplication(ctx, cfg, getenv, log); err != nil {
+			return err
+		}
 	}
 	if s3, ok := blobs.(*blob.S3); ok {
 		s3.SetPartBuffers(cfg.S3PartBuffers)
@@ -125,6 +145,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if err := inputURLSigning(svc, blobs, cfg, engs.Providers, log); err != nil {
 		return err
+	}
+	var replication func() any
+	if replica != nil {
+		if localFilesDir(cfg) != "" {
+			svc.Blobs = mirroredBlobs{Store: blobs, r: replica}
+		}
+		replication = func() any { return replica.Status() }
 	}
 	if cfg.FreeRateLimit > 0 {
 		svc.FreeLimit = httpapi.NewLimiter(cfg.FreeRateLimit, cfg.FreeRateBurst)
@@ -182,7 +209,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var srvErr error
 	if cfg.Role != "worker" {
-		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs), firstLink, health.snapshot)
+		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs), firstLink, health.snapshot, replication)
 	} else {
 		fmt.Fprintln(stdout, "gengate worker running")
 		<-ctx.Done()
@@ -196,7 +223,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 }
 
 func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, store *sqlstore.DB, log *slog.Logger, stdout io.Writer,
-	probe func(context.Context, string) error, firstLink func(base string), providers func() any) error {
+	probe func(context.Context, string) error, firstLink func(base string), providers func() any, replication func() any) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -209,6 +236,11 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
 	if err := metrics.Register(writeStagesCollector{store}); err != nil {
 		return err
+	}
+	if replication != nil {
+		if err := metrics.Register(replicaCollector{replication}); err != nil {
+			return err
+		}
 	}
 	admin, err := startAdmin(cfg, metrics, stdout)
 	if err != nil {
@@ -225,6 +257,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		MaxBody:        cfg.MaxBody,
 		Ready:          func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
 		Providers:      providers,
+		Replication:    replication,
 		Drain:          drain,
 		Tasks:          store,
 		Metrics:        metrics,

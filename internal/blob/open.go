@@ -97,6 +97,20 @@ func Open(spec, defaultDir string, getenv func(string) string) (Store, error) {
 	}
 }
 
+// ParseS3URL reads an s3:// URL as Open does (the same parameters and
+// AWS_* credentials through getenv) without connecting; the replica of
+// serve --replicate is named by the same URL form.
+func ParseS3URL(spec string, getenv func(string) string) (S3Config, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	u, err := url.Parse(spec)
+	if err != nil || u.Scheme != "s3" {
+		return S3Config{}, errors.New("storage: want s3://bucket[/prefix]?endpoint=host:port&region=r&secure=true&pathStyle=true")
+	}
+	return parseS3(u, getenv)
+}
+
 func newLocal(dir string) (Store, error) {
 	l, err := NewLocal(dir)
 	if err != nil {

@@ -372,6 +372,10 @@ func (a *api) handleAdminEngines() http.Handler {
 			}
 			data = append(data, e)
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"data": data})
+		body := map[string]any{"data": data}
+		if a.cfg.Replication != nil {
+			body["replication"] = a.cfg.Replication()
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 }

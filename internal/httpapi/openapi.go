@@ -354,6 +354,16 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"description": "the secret, in this answer only"}}), append(keyRequired, "key")...)
 	schemas["Quote"] = object(obj{"modelId": str(), "type": str(), "cost": integer(), "remainingCredits": integer(),
 		"engine": str(), "placeholder": obj{"type": "boolean"}}, "modelId", "type", "cost", "remainingCredits", "engine", "placeholder")
+	schemas["Replication"] = object(obj{
+		"status":            obj{"type": "string", "enum": []string{"ok", "behind", "failing"}, "description": "behind: the lag is over 10 × --replicate-interval (at least 10 s); failing: the last copy failed (error says why)"},
+		"target":            obj{"type": "string", "description": "the replica's bucket and prefix, s3://bucket/prefix"},
+		"lagSeconds":        obj{"type": "number", "description": "every write older than this is in the replica"},
+		"replicatedThrough": obj{"type": "string", "format": "date-time", "description": "every write committed, and file written, before this time is in the replica"},
+		"txid":              str(),
+		"filesPending":      integer(),
+		"interval":          str(),
+		"error":             str(),
+	}, "status", "target", "lagSeconds", "filesPending", "interval")
 	schemas["Engine"] = object(obj{"name": str(), "kind": obj{"type": "string", "enum": []string{"provider", "builtin", "sandbox"}},
 		"models": arr(object(obj{"modelId": str(), "routes": arr(object(obj{"provider": str(), "model": str()}, "provider", "model"))}, "modelId", "routes")),
 		"status": obj{"type": "string", "enum": []string{"ok", "unreachable", "unknown"}}, "checkedAt": str()}, "name", "kind", "models", "status")
@@ -518,7 +528,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/readyz": obj{"get": op("The database answers", false, obj{"200": response("ready", object(obj{"status": str(),
 			"providers": obj{"type": "object", "description": "each configured upstream provider's check at start (docs/api.md)",
 				"additionalProperties": object(obj{"status": obj{"type": "string", "enum": []string{"checking", "ok", "key_refused", "unreachable", "error", "unchecked"}},
-					"detail": str(), "checkedAt": str()}, "status")}}, "status")),
+					"detail": str(), "checkedAt": str()}, "status")},
+			"replication": ref("Replication")}, "status")),
 			"503": response("unavailable", object(obj{"status": str()}, "status"))})},
 		"/metrics": obj{"get": op("Prometheus metrics: on the operator listener, or here with --metrics-token as a Bearer token", false, obj{
 			"200": obj{"description": "Prometheus text", "content": obj{"text/plain": obj{"schema": str()}}},
@@ -567,7 +578,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/v1/admin/review": obj{"get": op("Operator: tasks in review", true, obj{"200": response("tasks in review, oldest first", page(ref("ReviewTask"))), "403": problem("FORBIDDEN")}, queryParams("limit", "cursor"))},
 		"/api/v1/admin/review/{jobId}": obj{"post": op("Operator: settle a review", true, smallBody(obj{"200": response("the task", ref("TaskRecord")), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND"), "409": problem("CONFLICT")}), pathParam("jobId"),
 			jsonBody(closed(obj{"action": obj{"type": "string", "enum": []string{"deliver", "refund"}}}, "action")))},
-		"/api/v1/admin/engines": obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", object(obj{"data": arr(ref("Engine"))}, "data")), "403": problem("FORBIDDEN")})},
+		"/api/v1/admin/engines": obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", object(obj{"data": arr(ref("Engine")), "replication": ref("Replication")}, "data")), "403": problem("FORBIDDEN")})},
 	}
 	withCSRF(paths)
 	return obj{

@@ -29,6 +29,11 @@ type Config struct {
 	// checked at start, shown as "providers" in /readyz; it does not make
 	// the service unready (other providers go on serving).
 	Providers func() any
+	// Replication, when set, gives the state of serve --replicate's
+	// replica, shown as "replication" in /readyz and on the engines page;
+	// a replica behind or failing is a warning there, it does not make
+	// the service unready.
+	Replication func() any
 	// Drain, once closed, ends the waits of generate calls: they answer at
 	// once with their tasks (202), which go on. The server closes it when it
 	// shuts down. Nil never drains.
@@ -257,6 +262,9 @@ func (a *api) handleReady() http.Handler {
 			if p := a.cfg.Providers(); p != nil {
 				body["providers"] = p
 			}
+		}
+		if a.cfg.Replication != nil {
+			body["replication"] = a.cfg.Replication()
 		}
 		writeJSON(w, http.StatusOK, body)
 	})

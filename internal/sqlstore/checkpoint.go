@@ -49,6 +49,17 @@ func WithSQLiteWALMB(mb int) Option {
 	return func(o *options) { o.walMB = max(mb, 1) }
 }
 
+// WithCheckpointsByOther leaves the WAL's checkpoints to another part of
+// the process: the checkpointer is not started and the writer never
+// checkpoints (its connection has wal_autocheckpoint off either way).
+// serve --replicate gives them to Litestream, which must see every WAL
+// frame before a checkpoint lets the WAL start over; its own checkpoints
+// copy the WAL up to the end first (internal/replicate). It does not
+// apply to PostgreSQL.
+func WithCheckpointsByOther() Option {
+	return func(o *options) { o.noCheckpoints = true }
+}
+
 // checkpointer runs the background checkpoints of a SQLite store.
 type checkpointer struct {
 	db         *sql.DB // its own connection

@@ -218,8 +218,12 @@ func countRows(ctx context.Context, q querier, now time.Time) (CopyStats, error)
 // bookkeeping, key_changes (a counter each database keeps for its own
 // processes, created by its migration) and server_key (the check of the
 // key the first serve on a database opened it with: filetokens.go; the
-// copy's processes must be given the source's key, migrate-data says so).
-var notData = map[string]bool{"goose_db_version": true, "key_changes": true, "server_key": true}
+// copy's processes must be given the source's key, migrate-data says so),
+// and Litestream's two tables in a SQLite database replicated by serve
+// --replicate (its position counter and a lock it takes while it syncs;
+// neither holds gengate's data).
+var notData = map[string]bool{"goose_db_version": true, "key_changes": true, "server_key": true,
+	"_litestream_seq": true, "_litestream_lock": true}
 
 // checkSchema refuses a database with a table or column copyTables does not
 // know: copying it would leave data behind without a word.

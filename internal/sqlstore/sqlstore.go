@@ -149,7 +149,9 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		}
 	}
 	if !s.postgres {
-		if err := s.startCheckpointer(ctx, dsn, o.walMB); err != nil {
+		if o.noCheckpoints {
+			// s.ckpt stays nil: the writer commits and never checkpoints.
+		} else if err := s.startCheckpointer(ctx, dsn, o.walMB); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -204,6 +206,7 @@ const DefaultPostgresConns = 10
 type options struct {
 	postgresConns, sqliteBatch int
 	walMB                      int                // SQLite: checkpoint.go
+	noCheckpoints              bool               // SQLite: checkpoint.go, WithCheckpointsByOther
 	connWait                   time.Duration      // connbudget.go
 	batchWait                  time.Duration      // PostgreSQL: pgcreate.go
 	sqliteWait                 time.Duration      // SQLite: groupcommit.go
