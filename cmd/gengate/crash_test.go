@@ -78,8 +78,15 @@ type process struct {
 
 func startProcess(t *testing.T, args ...string) *process {
 	t.Helper()
+	return startProcessEnv(t, nil, args...)
+}
+
+// startProcessEnv is startProcess with more environment variables
+// (NAME=value).
+func startProcessEnv(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve"}, args...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")} // no GENGATE_* from the test run
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...) // no GENGATE_* from the test run
 	logPath := filepath.Join(t.TempDir(), "stderr.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {

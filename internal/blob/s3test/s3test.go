@@ -34,7 +34,12 @@ type Server struct {
 	Secret    string
 	Region    string
 	Dir       string // where the posix backend keeps the buckets
+	stop      func()
 }
+
+// Stop kills the server before the test ends (an outage); the cleanup
+// then does nothing more.
+func (s *Server) Stop() { s.stop() }
 
 // Spec returns the s3:// URL blob.Open takes for bucket (or
 // "bucket/prefix") on this server. The credentials are not in it: pass
@@ -142,10 +147,14 @@ func start(t testing.TB, bin string) (*Server, error) {
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
+	var once sync.Once
 	stop := func() {
-		cmd.Process.Kill()
-		<-exited
+		once.Do(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
 	}
+	s.stop = stop
 
 	// Ready when the port accepts a connection while the process still
 	// runs (so it is not some other process's port).
