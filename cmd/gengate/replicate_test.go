@@ -61,8 +61,8 @@ func replication(t *testing.T, base string) map[string]any {
 func waitReplicated(t *testing.T, base string, after time.Time) {
 	t.Helper()
 	poll(t, untilDeadline(t), 20*time.Millisecond, "the replica to hold every write before "+after.Format(time.RFC3339Nano), func() bool {
-		rep := replication(t, base)
-		through, err := time.Parse(time.RFC3339Nano, rep["replicatedThrough"].(string))
+		s, _ := replication(t, base)["replicatedThrough"].(string) // absent before the first copy
+		through, err := time.Parse(time.RFC3339Nano, s)
 		return err == nil && through.After(after)
 	})
 }
@@ -347,4 +347,46 @@ func countRows(t *testing.T, dir string) string {
 	}
 	b, _ := json.Marshal(map[string]int{"tasks": tasks, "ledger": ledger})
 	return string(b)
+}
+
+// TestReplicateOutageWarns stops the S3 server under a replicating
+// gengate: the next write cannot be copied, and the replica turns
+// "failing" on /readyz and /metrics and in a WARN line of the log, while
+// the server goes on serving.
+func TestReplicateOutageWarns(t *testing.T) {
+	t.Parallel()
+	s3 := s3test.Start(t)
+	env := awsEnv(s3)
+	p := startProcessEnv(t, env, "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
+		"--replicate", replicaURL(s3, "outage"), "--replicate-interval", "100ms")
+	waitReplicated(t, p.base, time.Now())
+	metric := func(name string) string {
+		r := mustAPI(t, p.admin, "GET", "/metrics", "", nil, nil)
+		for _, line := range strings.Split(string(r.body), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				return v
+			}
+		}
+		t.Fatalf("/metrics has no %s", name)
+		return ""
+	}
+	if got := metric("gengate_replica_healthy"); got != "1" {
+		t.Fatalf("gengate_replica_healthy %s while the replica keeps up", got)
+	}
+
+	s3.Stop()
+	paidFlux(t, p.base, p.key, "during the outage") // served: the disk still holds it
+	poll(t, untilDeadline(t), 20*time.Millisecond, "the replica to report failing", func() bool {
+		return replication(t, p.base)["status"] == "failing"
+	})
+	if r := replication(t, p.base); r["error"] == "" {
+		t.Fatalf("a failing replica says no error: %v", r)
+	}
+	if got := metric("gengate_replica_healthy"); got != "0" {
+		t.Fatalf("gengate_replica_healthy %s while the bucket is down", got)
+	}
+	poll(t, untilDeadline(t), 20*time.Millisecond, "the WARN line of the failing replica", func() bool {
+		log, _ := os.ReadFile(p.stderr)
+		return bytes.Contains(log, []byte(`"level":"WARN","msg":"replica failing`))
+	})
 }

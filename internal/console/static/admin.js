@@ -163,6 +163,21 @@ function reviewItem(t) {
 
 // ---------- engines ----------
 
+// replicationCard shows serve --replicate's replica: its lag, and a
+// warning when it is behind or failing (docs/operations.md, Backups).
+function replicationCard(r) {
+  const lag = (r.lagSeconds || 0).toFixed(1) + ' s';
+  return h('section', { class: 'card replication', dataset: { replication: r.status } },
+    h('div', { class: 'card-head' },
+      h('h2', {}, 'Replica ', h('code', {}, r.target)),
+      h('span', {}, badge(r.status, r.status === 'ok' ? 'ok' : 'warn'))),
+    r.status !== 'ok' ? h('p', { class: 'note warn' }, r.status === 'failing'
+      ? 'The last copy failed: writes since ' + (r.replicatedThrough ? fmtDate(r.replicatedThrough) : 'the start') + ' would be lost with this disk. ' + (r.error || '')
+      : 'The replica is ' + lag + ' behind: writes since ' + fmtDate(r.replicatedThrough) + ' would be lost with this disk.') : null,
+    table(['Lag', 'Replicated through', 'Files waiting', 'Every'], [[lag,
+      r.replicatedThrough ? fmtDate(r.replicatedThrough) : '—', String(r.filesPending), r.interval]], ''));
+}
+
 export async function enginesPage(main, _rest, _q, seq) {
   document.title = 'Engines · gengate';
   const d = await get('/api/v1/admin/engines');
@@ -170,6 +185,7 @@ export async function enginesPage(main, _rest, _q, seq) {
   const engines = d.data || [];
   replace(main, h('h1', {}, 'Engines'),
     h('p', { class: 'muted' }, 'What serves each model here, by which routes, and whether each provider answers.'),
+    d.replication ? replicationCard(d.replication) : null,
     engines.length ? engines.map(e => h('section', { class: 'card engine', dataset: { engine: e.name } },
       h('div', { class: 'card-head' },
         h('h2', {}, e.name, ' ', badge(e.kind, e.kind === 'sandbox' ? 'warn' : 'info')),
