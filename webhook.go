@@ -78,6 +78,72 @@ func WebhookDelay(schedule []time.Duration, n int) (time.Duration, bool) {
 	return d, true
 }
 
+// Delivery fairness and bounds (flags of gengate serve; docs/api.md,
+// "Delivery"). A delivery holds one of a process's WebhookWorkers for as
+// long as its receiver takes (up to the attempt's timeout), so an account
+// whose receivers are slow or dead could otherwise hold them all and delay
+// every other account's events by the timeout, again and again. So:
+//   - an account has at most WebhookAccountWorkers deliveries in flight
+//     at once (over the cluster, counted from the leases); the others stay
+//     free for the other accounts;
+//   - a target (an endpoint, or a task's own webhookUrl) that failed is
+//     paused: its other events wait until WebhookBackoff has passed, then
+//     one of them is tried alone, and a success ends the pause;
+//   - an endpoint keeps at most MaxWebhookEventsPerEndpoint events (the
+//     oldest go first, with their attempts), an event at most
+//     WebhookAttemptsKept attempts, and events go with their tasks.
+const (
+	// DefaultWebhookWorkers is how many deliveries a process runs at once
+	// (--webhook-workers).
+	DefaultWebhookWorkers = 16
+	// DefaultWebhookAccountWorkers is how many deliveries of one account
+	// run at once (--webhook-account-workers).
+	DefaultWebhookAccountWorkers = 4
+	// DefaultMaxWebhookEventsPerEndpoint bounds the events an endpoint
+	// keeps (--max-webhook-events-per-endpoint).
+	DefaultMaxWebhookEventsPerEndpoint = 1000
+)
+
+// WebhookBackoff is how long a target's events wait after its failures-th
+// failure in a row: the retry schedule's delay for that attempt, its last
+// delay once failures is past its end, without jitter (the pause is one
+// per target, not one per event). It is 0 for an empty schedule.
+func WebhookBackoff(schedule []time.Duration, failures int) time.Duration {
+	if len(schedule) == 0 || failures < 1 {
+		return 0
+	}
+	return schedule[min(failures, len(schedule))-1]
+}
+
+// WebhookAttemptsKept is how many attempts an event keeps: one run of
+// the schedule (every attempt until it is spent) and one more; a replay's
+// attempts push out the oldest.
+func WebhookAttemptsKept(schedule []time.Duration) int { return len(schedule) + 1 }
+
+// Target names where the event goes, for the backoff: its endpoint's id,
+// or the task's own webhookUrl.
+func (e *WebhookEvent) Target() string {
+	if e.EndpointID != "" {
+		return e.EndpointID
+	}
+	return e.URL
+}
+
+// WebhookOutcome is how a recorded attempt moves its event and its target
+// on.
+type WebhookOutcome struct {
+	// Status is the event's next status: "delivered", "pending" (again
+	// at Next) or "failed" (the schedule spent).
+	Status string
+	Next   time.Time
+	// Backoff is the target's pause after its failures-th failure in a
+	// row (WebhookBackoff); nil for none.
+	Backoff func(failures int) time.Duration
+	// KeepAttempts is how many of the event's attempts are kept, the
+	// newest (WebhookAttemptsKept); 0 keeps all.
+	KeepAttempts int
+}
+
 // WebhookSecretPrefix starts every signing secret.
 const WebhookSecretPrefix = "whsec_"
 

@@ -55,9 +55,17 @@ type Config struct {
 	// timeout and 30s).
 	WebhookRetryDelays string
 	WebhookLease       time.Duration
-	MaxBody            int64
-	RateLimit          float64
-	RateBurst          int
+	// WebhookWorkers is how many webhook deliveries the process runs at
+	// once; WebhookAccountWorkers how many of one account's at once (over
+	// every process), so that one account's slow receivers leave the rest
+	// to the others; MaxWebhookEventsPerEndpoint the events an endpoint
+	// keeps.
+	WebhookWorkers              int
+	WebhookAccountWorkers       int
+	MaxWebhookEventsPerEndpoint int
+	MaxBody                     int64
+	RateLimit                   float64
+	RateBurst                   int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
 	// DBWait is how long a request that reads the database waits for a
@@ -161,6 +169,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--role must be all, api or worker, not %q", c.Role)
 	case c.Workers < 1:
 		return errors.New("--workers must be ≥ 1")
+	case c.WebhookWorkers < 1:
+		return errors.New("--webhook-workers must be ≥ 1")
+	case c.WebhookAccountWorkers < 1 || c.WebhookAccountWorkers > c.WebhookWorkers:
+		return errors.New("--webhook-account-workers must be between 1 and --webhook-workers")
+	case c.MaxWebhookEventsPerEndpoint < 1:
+		return errors.New("--max-webhook-events-per-endpoint must be ≥ 1")
 	case c.ShutdownGrace < 0:
 		return errors.New("--shutdown-grace must be ≥ 0")
 	case c.ProviderCheck < 0:
@@ -354,6 +368,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),
 		f.dur(&c.WebhookLease, "webhook-lease", 0, "how long a claimed webhook attempt may run before another process may send the event again (default: --webhook-timeout plus 30s)"),
 		f.integer(&c.MaxWebhookEndpoints, "max-webhook-endpoints", gengate.DefaultMaxWebhookEndpoints, "webhook endpoints one account may have; over it: 409 CONFLICT"),
+		f.integer(&c.WebhookWorkers, "webhook-workers", gengate.DefaultWebhookWorkers, "webhook deliveries this process runs at once"),
+		f.integer(&c.WebhookAccountWorkers, "webhook-account-workers", gengate.DefaultWebhookAccountWorkers, "webhook deliveries of one account run at once over every process, so that one account's slow receivers leave the other workers to the other accounts"),
+		f.integer(&c.MaxWebhookEventsPerEndpoint, "max-webhook-events-per-endpoint", gengate.DefaultMaxWebhookEventsPerEndpoint, "webhook events one endpoint keeps, delivered or not; a new one deletes the oldest beyond it, with their attempts"),
 		f.size(&c.MaxBody, "max-body", 32<<20, "largest request body in bytes"),
 		f.dur(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "longest a client may take to send a request's headers"),
 		f.dur(&c.ReadTimeout, "read-timeout", 60*time.Second, "longest a client may take to send a whole request, headers and body (a slow or endless body is cut off); waits for results are not reads"),

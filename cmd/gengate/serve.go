@@ -88,7 +88,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}()
 	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, append([]sqlstore.Option{sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
 		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteBatchWait(cfg.SQLiteBatchWait), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB),
-		sqlstore.WithFileTokenKey(box), sqlstore.WithLog(log)}, sqliteCheckpoints(cfg)...)...)
+		sqlstore.WithFileTokenKey(box), sqlstore.WithLog(log), sqlstore.WithMaxWebhookEventsPerEndpoint(cfg.MaxWebhookEventsPerEndpoint)}, sqliteCheckpoints(cfg)...)...)
 	if err != nil {
 		return err
 	}
@@ -198,12 +198,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go func() { // webhook deliveries: the outbox's loop, in every worker process
 			defer wg.Done()
 			webhook.Run(ctx, store, webhook.Config{
-				Client:   fetch.TargetClient(cfg.AllowPrivate, cfg.WebhookTimeout),
-				Data:     httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
-				Secrets:  svc.WebhookSigningSecrets,
-				Schedule: retryDelays,
-				Lease:    webhookLease,
-				Log:      log,
+				Client:         fetch.TargetClient(cfg.AllowPrivate, cfg.WebhookTimeout),
+				Data:           httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
+				Secrets:        svc.WebhookSigningSecrets,
+				Schedule:       retryDelays,
+				Workers:        cfg.WebhookWorkers,
+				AccountWorkers: cfg.WebhookAccountWorkers,
+				Lease:          webhookLease,
+				Log:            log,
 			})
 		}()
 	}

@@ -246,7 +246,9 @@ func TestWebhookRetried(t *testing.T) {
 
 // TestWebhookTargetRefused: a webhookUrl on loopback is refused without
 // --allow-private-inputs (400, nothing charged or stored), as is a URL
-// that is not http(s).
+// that is not http(s). The requests ask for an asynchronous answer, so
+// that a wrongly accepted one fails the test at once (a 202) instead of
+// waiting for a task no worker runs.
 func TestWebhookTargetRefused(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
@@ -259,7 +261,7 @@ func TestWebhookTargetRefused(t *testing.T) {
 		} {
 			body := flux("a cat")
 			body["webhookUrl"] = u
-			r := s.generate(h.key, body, nil)
+			r := s.generate(h.key, body, async)
 			wantProblem(t, r, http.StatusBadRequest, gengate.EInvalid)
 			if fe, _ := r.JSON["errors"].([]any); len(fe) == 0 || fe[0].(map[string]any)["field"] != "webhookUrl" || fe[0].(map[string]any)["code"] != code {
 				t.Errorf("%s: %s, want field code %s", u, r.Body, code)

@@ -44,6 +44,8 @@ type DB struct {
 	create   *pgCreator         // PostgreSQL: gathers task creations into batches (pgcreate.go)
 	work     *workNotifier      // PostgreSQL: wakes the workers after a commit (pgnotify.go)
 	files    *gengate.SecretBox // seals file URL tokens (filetokens.go)
+	// maxEndpointEvents bounds the events an endpoint keeps (webhooks.go).
+	maxEndpointEvents int
 }
 
 var _ gengate.Store = (*DB)(nil)
@@ -57,11 +59,12 @@ func IsPostgres(url string) bool {
 // postgres:// URL, or empty for SQLite in dataDir/gengate.db.
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
 	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait, walMB: DefaultSQLiteWALMB,
-		batchWait: DefaultBatchWait, sqliteWait: DefaultSQLiteBatchWait}
+		batchWait: DefaultBatchWait, sqliteWait: DefaultSQLiteBatchWait,
+		maxEndpointEvents: gengate.DefaultMaxWebhookEventsPerEndpoint}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &DB{postgres: IsPostgres(url), url: url, connWait: o.connWait, files: o.fileBox}
+	s := &DB{postgres: IsPostgres(url), url: url, connWait: o.connWait, files: o.fileBox, maxEndpointEvents: o.maxEndpointEvents}
 	var err error
 	if s.files == nil {
 		if s.files, err = processBox(); err != nil {
@@ -213,6 +216,7 @@ type options struct {
 	fileBox                    *gengate.SecretBox // filetokens.go
 	log                        *slog.Logger       // schema.go
 	existing                   bool               // existing.go
+	maxEndpointEvents          int                // webhooks.go
 }
 
 // Option changes how Open opens the database.

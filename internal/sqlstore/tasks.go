@@ -709,15 +709,38 @@ func (s *DB) FindCreation(ctx context.Context, token string) (*gengate.Creation,
 	return c, err
 }
 
-// PurgeTasks deletes finished task records completed before the time.
+// PurgeTasks deletes finished task records completed before the time,
+// and with them their webhook events and the events' attempts (the
+// outbox rows name their task without a foreign key), in one transaction;
+// and the backoff of webhook targets paused until before the time (no
+// attempt since).
 func (s *DB) PurgeTasks(ctx context.Context, completedBefore time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM tasks WHERE status IN ('succeeded','failed','canceled') AND completed_at > 0 AND completed_at < $1`,
-		ms(completedBefore))
+	const purged = `SELECT id FROM tasks WHERE status IN ('succeeded','failed','canceled') AND completed_at > 0 AND completed_at < $1`
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() // after a Commit, a no-op
+	cut := ms(completedBefore)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_attempts WHERE event_id IN
+		(SELECT id FROM webhook_events WHERE task_id IN (`+purged+`))`, cut); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE task_id IN (`+purged+`)`, cut); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_backoff WHERE until_at < $1`, cut); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM tasks WHERE status IN ('succeeded','failed','canceled') AND completed_at > 0 AND completed_at < $1`, cut)
 	if err != nil {
 		return 0, err
 	}
 	n, err := res.RowsAffected()
-	return int(n), err
+	if err != nil {
+		return 0, err
+	}
+	return int(n), tx.Commit()
 }
 
 // listTasksQuery is ListTasks' query of the tasks in status ($1).

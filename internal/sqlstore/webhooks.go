@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -23,8 +24,62 @@ func (s *DB) addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) e
 	if typ == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID)
-	return err
+	res, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err // no webhook, no endpoint: nothing to bound
+	}
+	return s.boundEndpointEvents(ctx, tx, t.AccountID)
+}
+
+// boundEndpointEvents deletes, from each endpoint of the account, the
+// events beyond the newest maxEndpointEvents (with their attempts, by the
+// foreign key), so that a receiver that never answers holds a bounded
+// backlog. Each endpoint's cut is one walk of maxEndpointEvents entries of
+// the webhook_events_endpoint index, and it runs only for a finish that
+// wrote events.
+func (s *DB) boundEndpointEvents(ctx context.Context, tx *sql.Tx, accountID string) error {
+	if s.maxEndpointEvents <= 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM webhook_endpoints WHERE account_id = $1`, accountID)
+	if err != nil {
+		return err
+	}
+	var eps []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		eps = append(eps, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	beyond := `OFFSET $2` // PostgreSQL: every row after the first $2
+	if !s.postgres {
+		beyond = `LIMIT -1 OFFSET $2`
+	}
+	for _, ep := range eps {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE endpoint_id = $1 AND id IN (SELECT id FROM webhook_events
+			WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC `+beyond+`)`, ep, s.maxEndpointEvents); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WithMaxWebhookEventsPerEndpoint sets how many events an endpoint keeps
+// (gengate.DefaultMaxWebhookEventsPerEndpoint when not set; n <= 0 keeps
+// all): a finish that writes an endpoint's event deletes its oldest beyond
+// n, with their attempts.
+func WithMaxWebhookEventsPerEndpoint(n int) Option {
+	return func(o *options) { o.maxEndpointEvents = n }
 }
 
 // webhookEventsInsert is addWebhookEvent's statement: $1 the account, $2
@@ -185,7 +240,10 @@ func (s *DB) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) er
 			(SELECT id FROM webhook_events WHERE endpoint_id = $1)`, id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE endpoint_id = $1`, id)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE endpoint_id = $1`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM webhook_backoff WHERE account_id = $1 AND target = $2`, accountID, id)
 		return err
 	})
 }
@@ -272,13 +330,25 @@ func scanWebhookEvent(row scanner) (*gengate.WebhookEvent, error) {
 
 // ClaimWebhookEvent leases the earliest due pending event for lease and
 // counts the attempt it is for (Attempts), or returns nil when none is due.
+// It passes over the events
+//   - of an account with perAccount events in flight already (leased,
+//     over every process; perAccount <= 0: no cap), so that one account's
+//     slow receivers hold at most perAccount of the delivery workers;
+//   - of a target in backoff (webhook_backoff: it failed, and its pause
+//     has not passed), or that failed and has an attempt in flight: after
+//     a pause one attempt probes the target alone.
+//
 // Two processes never hold the same event: the lease is taken by one
 // conditional UPDATE, whose conditions PostgreSQL rechecks on a row another
-// transaction changed meanwhile.
-func (s *DB) ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Duration) (*gengate.WebhookEvent, error) {
+// transaction changed meanwhile. The account cap is checked by the read
+// before it, so two processes claiming at the same moment may pass it by
+// one each; a delivery loop claims one event at a time.
+func (s *DB) ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Duration, perAccount int) (*gengate.WebhookEvent, error) {
+	if perAccount <= 0 {
+		perAccount = math.MaxInt32
+	}
 	var id string
-	err := s.reader().QueryRowContext(ctx, `SELECT id FROM webhook_events WHERE status = 'pending' AND next_at <= $1 AND lease_until <= $1
-		ORDER BY next_at LIMIT 1`, ms(now)).Scan(&id)
+	err := s.reader().QueryRowContext(ctx, claimWebhookQuery, ms(now), perAccount).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil // nothing due: no write taken
 	}
@@ -299,29 +369,90 @@ func (s *DB) ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Du
 	return e, err
 }
 
+// claimWebhookQuery is ClaimWebhookEvent's read: $1 now, $2 the most
+// events of one account in flight. The events in flight are those of
+// webhook_events_leased (lease_until > 0 is written out so that both
+// planners use that partial index); an event's target is its endpoint, or
+// for a task's own webhookUrl (endpoint_id ”) its URL.
+const claimWebhookQuery = `SELECT e.id FROM webhook_events e
+	WHERE e.status = 'pending' AND e.next_at <= $1 AND e.lease_until <= $1
+	AND e.account_id NOT IN (SELECT f.account_id FROM webhook_events f
+		WHERE f.status = 'pending' AND f.lease_until > 0 AND f.lease_until > $1
+		GROUP BY f.account_id HAVING COUNT(*) >= $2)
+	AND NOT EXISTS (SELECT 1 FROM webhook_backoff b
+		WHERE b.account_id = e.account_id AND b.target = CASE WHEN e.endpoint_id = '' THEN e.url ELSE e.endpoint_id END
+		AND (b.until_at > $1 OR EXISTS (SELECT 1 FROM webhook_events f
+			WHERE f.status = 'pending' AND f.lease_until > 0 AND f.lease_until > $1
+			AND f.account_id = e.account_id AND f.endpoint_id = e.endpoint_id AND f.url = e.url)))
+	ORDER BY e.next_at LIMIT 1`
+
 // RecordWebhookAttempt records attempt a of the claimed event e and moves
-// the event on: delivered, pending again at next, or failed (the schedule
-// spent). It does nothing when the claim was superseded (its lease ran
-// out and another process claimed the event again).
-func (s *DB) RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, status string, next time.Time) error {
+// the event on as o says: delivered, pending again at o.Next, or failed
+// (the schedule spent); it keeps the event's newest o.KeepAttempts
+// attempts. A success ends its target's backoff; a failure counts one
+// more in a row and pauses the target for o.Backoff of that count: its
+// other pending events not in flight become due no sooner than the pause
+// ends. It does nothing when the claim was superseded (its lease ran out
+// and another process claimed the event again).
+func (s *DB) RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, o gengate.WebhookOutcome) error {
 	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		delivered := int64(0)
-		if status == "delivered" {
+		if o.Status == "delivered" {
 			delivered = ms(a.At)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = $1, next_at = $2, lease_until = 0, last_status = $3,
 			last_error = $4, delivered_at = $5 WHERE id = $6 AND attempts = $7 AND status = 'pending'`,
-			status, ms(next), a.Status, a.Error, delivered, e.ID, e.Attempts)
+			o.Status, ms(o.Next), a.Status, a.Error, delivered, e.ID, e.Attempts)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_attempts (id, event_id, n, at, status, error) VALUES ($1, $2, $3, $4, $5, $6)`,
-			gengate.NewID(), e.ID, a.N, ms(a.At), a.Status, a.Error)
-		return err
+		if _, err = tx.ExecContext(ctx, `INSERT INTO webhook_attempts (id, event_id, n, at, status, error) VALUES ($1, $2, $3, $4, $5, $6)`,
+			gengate.NewID(), e.ID, a.N, ms(a.At), a.Status, a.Error); err != nil {
+			return err
+		}
+		if o.KeepAttempts > 0 && a.N > o.KeepAttempts {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_attempts WHERE event_id = $1 AND n <= $2`, e.ID, a.N-o.KeepAttempts); err != nil {
+				return err
+			}
+		}
+		return s.recordTarget(ctx, tx, e, a, o)
 	})
+}
+
+// recordTarget moves the backoff of e's target on after attempt a.
+func (s *DB) recordTarget(ctx context.Context, tx *sql.Tx, e *gengate.WebhookEvent, a gengate.WebhookAttempt, o gengate.WebhookOutcome) error {
+	target := e.Target()
+	if a.Error == "" {
+		_, err := tx.ExecContext(ctx, `DELETE FROM webhook_backoff WHERE account_id = $1 AND target = $2`, e.AccountID, target)
+		return err
+	}
+	if o.Backoff == nil {
+		return nil
+	}
+	var failures int
+	if err := tx.QueryRowContext(ctx, `INSERT INTO webhook_backoff (account_id, target, failures, until_at) VALUES ($1, $2, 1, 0)
+		ON CONFLICT (account_id, target) DO UPDATE SET failures = webhook_backoff.failures + 1 RETURNING failures`,
+		e.AccountID, target).Scan(&failures); err != nil {
+		return err
+	}
+	until := ms(a.At.Add(o.Backoff(failures)))
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_backoff SET until_at = $1 WHERE account_id = $2 AND target = $3`,
+		until, e.AccountID, target); err != nil {
+		return err
+	}
+	if e.EndpointID == "" {
+		return nil // a task's own webhookUrl: its events are few, the claim passes over them
+	}
+	// The endpoint's other events wait for the pause too, so that a claim
+	// does not walk past them while it lasts (at most the endpoint's
+	// bound of them).
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_events SET next_at = $1 WHERE status = 'pending' AND next_at < $1
+		AND lease_until <= $2 AND endpoint_id = $3 AND account_id = $4 AND id <> $5`,
+		until, ms(a.At), e.EndpointID, e.AccountID, e.ID)
+	return err
 }
 
 // WebhookEvents returns the events of a task of the account, oldest first,

@@ -58,7 +58,7 @@ func TestWebhookClaimConcurrent(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for {
-						e, err := s.ClaimWebhookEvent(ctx, now, time.Minute)
+						e, err := s.ClaimWebhookEvent(ctx, now, time.Minute, 0)
 						if err != nil {
 							t.Error(err)
 							return
@@ -74,7 +74,7 @@ func TestWebhookClaimConcurrent(t *testing.T) {
 			}
 			wg.Wait()
 			for { // what a lost race left: claimed now, one at a time
-				e, err := s.ClaimWebhookEvent(ctx, now, time.Minute)
+				e, err := s.ClaimWebhookEvent(ctx, now, time.Minute, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -107,23 +107,23 @@ func TestWebhookLeaseReclaimed(t *testing.T) {
 			s := sqltest.Open(t, d)
 			a := newAccount(t, s, 100)
 			id := finishWithEvents(t, s, a.ID, 1)[0]
-			first, err := s.ClaimWebhookEvent(ctx, t0, time.Minute)
+			first, err := s.ClaimWebhookEvent(ctx, t0, time.Minute, 0)
 			if err != nil || first == nil || first.Attempts != 1 {
 				t.Fatalf("first claim %+v, %v", first, err)
 			}
-			if e, err := s.ClaimWebhookEvent(ctx, t0.Add(59*time.Second), time.Minute); e != nil || err != nil {
+			if e, err := s.ClaimWebhookEvent(ctx, t0.Add(59*time.Second), time.Minute, 0); e != nil || err != nil {
 				t.Fatalf("claimed again within the lease: %+v, %v", e, err)
 			}
-			second, err := s.ClaimWebhookEvent(ctx, t0.Add(61*time.Second), time.Minute)
+			second, err := s.ClaimWebhookEvent(ctx, t0.Add(61*time.Second), time.Minute, 0)
 			if err != nil || second == nil || second.ID != first.ID || second.Attempts != 2 {
 				t.Fatalf("claim after the lease ran out %+v, %v; want %s, attempt 2", second, err, first.ID)
 			}
 			// The first (killed) claim's late record changes nothing.
-			if err := s.RecordWebhookAttempt(ctx, first, gengate.WebhookAttempt{N: 1, At: t0, Status: 500, Error: "x"}, "pending", t0); err != nil {
+			if err := s.RecordWebhookAttempt(ctx, first, gengate.WebhookAttempt{N: 1, At: t0, Status: 500, Error: "x"}, gengate.WebhookOutcome{Status: "pending", Next: t0}); err != nil {
 				t.Fatal(err)
 			}
 			at := t0.Add(62 * time.Second)
-			if err := s.RecordWebhookAttempt(ctx, second, gengate.WebhookAttempt{N: 2, At: at, Status: 200}, "delivered", time.Time{}); err != nil {
+			if err := s.RecordWebhookAttempt(ctx, second, gengate.WebhookAttempt{N: 2, At: at, Status: 200}, gengate.WebhookOutcome{Status: "delivered"}); err != nil {
 				t.Fatal(err)
 			}
 			events, attempts, err := s.WebhookEvents(ctx, a.ID, id)
@@ -141,7 +141,7 @@ func TestWebhookLeaseReclaimed(t *testing.T) {
 			if err != nil || r.Status != "pending" || r.ScheduleFrom != 2 {
 				t.Fatalf("replay %+v, %v", r, err)
 			}
-			third, err := s.ClaimWebhookEvent(ctx, at, time.Minute)
+			third, err := s.ClaimWebhookEvent(ctx, at, time.Minute, 0)
 			if err != nil || third == nil || third.ID != first.ID || third.Attempts-third.ScheduleFrom != 1 {
 				t.Fatalf("claim after replay %+v, %v", third, err)
 			}

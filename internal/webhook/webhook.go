@@ -25,8 +25,8 @@ import (
 
 // Store is what the loop needs of the database (internal/sqlstore).
 type Store interface {
-	ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Duration) (*gengate.WebhookEvent, error)
-	RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, status string, next time.Time) error
+	ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Duration, perAccount int) (*gengate.WebhookEvent, error)
+	RecordWebhookAttempt(ctx context.Context, e *gengate.WebhookEvent, a gengate.WebhookAttempt, o gengate.WebhookOutcome) error
 }
 
 // Config sets the loop.
@@ -42,10 +42,15 @@ type Config struct {
 	// rotation's overlap).
 	Secrets func(ctx context.Context, e *gengate.WebhookEvent) ([]string, error)
 	// Schedule is the delay after each failed attempt (default
-	// gengate.WebhookSchedule).
+	// gengate.WebhookSchedule); a target that failed pauses on it too
+	// (gengate.WebhookBackoff).
 	Schedule []time.Duration
-	// Concurrency is how many deliveries run at once (default 4).
-	Concurrency int
+	// Workers is how many deliveries the process runs at once (default
+	// gengate.DefaultWebhookWorkers, --webhook-workers); AccountWorkers
+	// how many of one account's run at once over every process (default
+	// gengate.DefaultWebhookAccountWorkers, --webhook-account-workers).
+	Workers        int
+	AccountWorkers int
 	// PollInterval is how often an idle loop looks for due events
 	// (default 1s); Lease how long a claimed attempt may take before
 	// another process may send it again (default 1m; longer than the
@@ -59,13 +64,15 @@ type Config struct {
 // DefaultTimeout bounds one delivery attempt (--webhook-timeout).
 const DefaultTimeout = 15 * time.Second
 
-// Run delivers due events until ctx ends.
-func Run(ctx context.Context, store Store, cfg Config) {
+func (cfg *Config) defaults() {
 	if cfg.Schedule == nil {
 		cfg.Schedule = gengate.WebhookSchedule
 	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
+	if cfg.Workers <= 0 {
+		cfg.Workers = gengate.DefaultWebhookWorkers
+	}
+	if cfg.AccountWorkers <= 0 {
+		cfg.AccountWorkers = gengate.DefaultWebhookAccountWorkers
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
@@ -79,56 +86,87 @@ func Run(ctx context.Context, store Store, cfg Config) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+}
+
+// Run delivers due events until ctx ends. One goroutine claims (one event
+// at a time, so the account cap holds within the process) and hands each
+// event to a delivery of its own, at most cfg.Workers at once; it claims
+// again as soon as a delivery ends, and every PollInterval while idle.
+func Run(ctx context.Context, store Store, cfg Config) {
+	cfg.defaults()
+	slots := make(chan struct{}, cfg.Workers) // one per delivery in flight
+	freed := make(chan struct{}, 1)           // a delivery ended: its account may have room again
 	var wg sync.WaitGroup
-	for range cfg.Concurrency {
+	defer wg.Wait()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		e, err := store.ClaimWebhookEvent(ctx, cfg.Now(), cfg.Lease, cfg.AccountWorkers)
+		if err != nil && ctx.Err() == nil {
+			cfg.Log.Error("claim webhook event", "err", err)
+		}
+		if e == nil {
+			<-slots
+			select {
+			case <-ctx.Done():
+				return
+			case <-freed:
+			case <-time.After(cfg.PollInterval):
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				did, err := DeliverOne(ctx, store, cfg)
-				if err != nil && ctx.Err() == nil {
-					cfg.Log.Error("deliver webhook", "err", err)
-				}
-				if did && err == nil {
-					continue
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(cfg.PollInterval):
-				}
+			if err := attempt(ctx, store, cfg, e); err != nil && ctx.Err() == nil {
+				cfg.Log.Error("record webhook attempt", "event", e.ID, "err", err)
+			}
+			<-slots
+			select {
+			case freed <- struct{}{}:
+			default:
 			}
 		}()
 	}
-	wg.Wait()
 }
 
 // DeliverOne claims one due event and makes one attempt; it reports
-// whether there was one. cfg must have its defaults set (Run does).
+// whether there was one.
 func DeliverOne(ctx context.Context, store Store, cfg Config) (bool, error) {
-	e, err := store.ClaimWebhookEvent(ctx, cfg.Now(), cfg.Lease)
+	cfg.defaults()
+	e, err := store.ClaimWebhookEvent(ctx, cfg.Now(), cfg.Lease, cfg.AccountWorkers)
 	if err != nil || e == nil {
 		return false, err
 	}
+	return true, attempt(ctx, store, cfg, e)
+}
+
+// attempt sends the claimed event once and records the attempt.
+func attempt(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEvent) error {
 	code, sendErr := send(ctx, cfg, e)
 	at := cfg.Now()
 	a := gengate.WebhookAttempt{N: e.Attempts, At: at, Status: code}
-	status, next := "delivered", time.Time{}
+	o := gengate.WebhookOutcome{Status: "delivered", KeepAttempts: gengate.WebhookAttemptsKept(cfg.Schedule),
+		Backoff: func(failures int) time.Duration { return gengate.WebhookBackoff(cfg.Schedule, failures) }}
 	if sendErr != nil {
 		a.Error = sendErr.Error()
 		if d, ok := gengate.WebhookDelay(cfg.Schedule, e.Attempts-e.ScheduleFrom); ok {
-			status, next = "pending", at.Add(d)
+			o.Status, o.Next = "pending", at.Add(d)
 		} else {
-			status = "failed"
+			o.Status = "failed"
 		}
 		cfg.Log.Warn("webhook attempt failed", "event", e.ID, "jobId", e.TaskID, "attempt", e.Attempts, "status", code,
-			"err", sendErr, "next", status)
+			"err", sendErr, "next", o.Status)
 	}
 	if ctx.Err() != nil {
 		// Shutting down: the attempt's lease runs out and another
 		// process (or this one restarted) sends it again.
-		return true, nil
+		return nil
 	}
-	return true, store.RecordWebhookAttempt(context.WithoutCancel(ctx), e, a, status, next)
+	return store.RecordWebhookAttempt(context.WithoutCancel(ctx), e, a, o)
 }
 
 // send makes one attempt: the signed POST. It returns the receiver's

@@ -84,7 +84,14 @@ var FileTokenKey = func() *gengate.SecretBox {
 // ends.
 func Open(tb testing.TB, dialect string) *sqlstore.DB {
 	tb.Helper()
-	s, err := sqlstore.Open(context.Background(), URL(tb, dialect), tb.TempDir(), sqlstore.WithFileTokenKey(FileTokenKey))
+	return OpenWith(tb, dialect)
+}
+
+// OpenWith is Open with the store's options.
+func OpenWith(tb testing.TB, dialect string, opts ...sqlstore.Option) *sqlstore.DB {
+	tb.Helper()
+	opts = append([]sqlstore.Option{sqlstore.WithFileTokenKey(FileTokenKey)}, opts...)
+	s, err := sqlstore.Open(context.Background(), URL(tb, dialect), tb.TempDir(), opts...)
 	if err != nil {
 		tb.Fatalf("open %s store: %v", dialect, err)
 	}
