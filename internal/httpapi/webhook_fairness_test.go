@@ -93,18 +93,20 @@ func TestWebhookFairness(t *testing.T) {
 		for _, p := range []string{"a cat", "a dog"} {
 			wantStatus(t, s.generate(a.key, flux(p), nil), http.StatusOK)
 		}
-		waitFor(t, "A's deliveries held by the tarpit", func() bool { held, _, _ := pit.counts(); return held == share })
+		waitFor(t, "A's deliveries held by the tarpit", func() bool { held, _, _ := pit.counts(); return held >= share })
 
 		r := s.generate(b.key, flux("a bird"), nil)
 		wantStatus(t, r, http.StatusOK) // B's task has succeeded: its event is due now
 		done := time.Now()
-		waitFor(t, "B's delivery", func() bool { return len(rcv.deliveries()) == 1 })
+		for len(rcv.deliveries()) == 0 && time.Since(done) < 10*time.Second { // the claim is seconds: fail fast without it
+			time.Sleep(5 * time.Millisecond)
+		}
 		took := time.Since(done)
 		held, maxHeld, total := pit.counts()
 		t.Logf("B's event delivered %s after its task finished; the tarpit holds %d of A's attempts (at most %d at once, %d in all)",
 			took.Round(time.Millisecond), held, maxHeld, total)
-		if took > 5*time.Second {
-			t.Errorf("B's delivery came %s after its task finished; want a few seconds at most", took)
+		if len(rcv.deliveries()) == 0 || took > 5*time.Second {
+			t.Errorf("B's delivery came %s after its task finished (%d received); want a few seconds at most", took, len(rcv.deliveries()))
 		}
 		if maxHeld > share {
 			t.Errorf("A held %d deliveries at once; its share is %d", maxHeld, share)
