@@ -390,3 +390,55 @@ func TestReplicateOutageWarns(t *testing.T) {
 		return bytes.Contains(log, []byte(`"level":"WARN","msg":"replica failing`))
 	})
 }
+
+// TestReplicateRestoreIfMissing starts a server with --restore-if-missing
+// on an empty directory: it comes up with the replicated database, files
+// and key (no new first-start account), goes on replicating to the same
+// place, and a restore of that replica then holds its new charge too.
+func TestReplicateRestoreIfMissing(t *testing.T) {
+	t.Parallel()
+	s3 := s3test.Start(t)
+	rep := replicaURL(s3, "ephemeral/site")
+	env := awsEnv(s3)
+	first := filepath.Join(t.TempDir(), "data")
+	args := func(dir string) []string {
+		return []string{"--data", dir, "--addr", "127.0.0.1:0", "--replicate", rep, "--replicate-interval", "200ms", "--restore-if-missing"}
+	}
+	p := startProcessEnv(t, env, args(first)...) // nothing replicated yet: a new install
+	if p.key == "" {
+		t.Fatal("an empty replica did not start a new install")
+	}
+	id := paidFlux(t, p.base, p.key, "before the disk went")
+	files := taskFiles(t, p.base, p.key, id)
+	waitReplicated(t, p.base, time.Now())
+	p.kill(t)
+	if err := os.RemoveAll(first); err != nil {
+		t.Fatal(err)
+	}
+
+	second := filepath.Join(t.TempDir(), "data")
+	p2 := startProcessEnv(t, env, args(second)...)
+	if p2.key != "" {
+		t.Fatal("--restore-if-missing made a new first-start account instead of restoring")
+	}
+	if got := balance(t, p2.base, p.key); got != 1000-4 {
+		t.Fatalf("restored balance %d, want %d", got, 1000-4)
+	}
+	for path, data := range files {
+		if got := taskFiles(t, p2.base, p.key, id)[path]; !bytes.Equal(got, data) {
+			t.Fatalf("output %s differs after --restore-if-missing", path)
+		}
+	}
+	paidFlux(t, p2.base, p.key, "after the restore")
+	waitReplicated(t, p2.base, time.Now())
+	p2.kill(t)
+
+	third := filepath.Join(t.TempDir(), "restored")
+	out, errOut, err := runGengate(t, env, "restore", "--from", rep, "--data", third)
+	if err != nil {
+		t.Fatalf("restore: %v\n%s%s", err, out, errOut)
+	}
+	if !strings.Contains(out, "tasks: 2\n") || !strings.Contains(out, "ledger entries: 3\n") {
+		t.Fatalf("the replica lacks what the restored server wrote:\n%s", out)
+	}
+}

@@ -72,6 +72,9 @@ func Restore(ctx context.Context, cfg RestoreConfig) (Restored, error) {
 		return res, fmt.Errorf("restore from %s: %w", cfg.Target.Name, err)
 	}
 	plan, err := litestream.CalcRestorePlan(ctx, client, 0, cfg.At, lslog)
+	if err != nil && strings.Contains(err.Error(), "NoSuchBucket") {
+		err = litestream.ErrNoSnapshots // no bucket yet: nothing was replicated
+	}
 	if errors.Is(err, litestream.ErrTxNotAvailable) || errors.Is(err, litestream.ErrNoSnapshots) || (err == nil && len(plan) == 0) {
 		if !cfg.At.IsZero() {
 			return res, fmt.Errorf("restore from %s: nothing was replicated before %s", cfg.Target.Name, cfg.At.UTC().Format(time.RFC3339))
