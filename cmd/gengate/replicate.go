@@ -82,7 +82,6 @@ func restoreIfMissing(ctx context.Context, cfg *Config, getenv func(string) stri
 	if _, err := os.Stat(filepath.Join(cfg.Data, replicate.DBFile)); err == nil {
 		return nil
 	}
-	dropAWSCABundle(log)
 	target, err := replicate.ParseURL(cfg.Replicate.URL, getenv)
 	if err != nil {
 		return fmt.Errorf("--replicate: %w", err)
@@ -101,24 +100,8 @@ func restoreIfMissing(ctx context.Context, cfg *Config, getenv func(string) stri
 	return nil
 }
 
-// dropAWSCABundle removes AWS_CA_BUNDLE from the process's environment:
-// the AWS SDK inside Litestream's S3 client refuses to load at all when it
-// is set ("unable to add custom RootCAs HTTPClient": Litestream brings its
-// own HTTP client). gengate's S3 clients take their extra roots from Go's
-// SSL_CERT_FILE and SSL_CERT_DIR instead (docs/operations.md, Backups).
-func dropAWSCABundle(log *slog.Logger) {
-	if os.Getenv("AWS_CA_BUNDLE") == "" {
-		return
-	}
-	os.Unsetenv("AWS_CA_BUNDLE")
-	if log != nil {
-		log.Info("AWS_CA_BUNDLE is not read by --replicate and restore: give a private CA by SSL_CERT_FILE or SSL_CERT_DIR")
-	}
-}
-
 // startReplication starts the replica of an open SQLite store.
 func startReplication(ctx context.Context, cfg *Config, getenv func(string) string, log *slog.Logger) (*replicate.Replicator, error) {
-	dropAWSCABundle(log)
 	target, err := replicate.ParseURL(cfg.Replicate.URL, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("--replicate: %w", err)
@@ -277,7 +260,6 @@ func restoreCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("--data: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	dropAWSCABundle(nil)
 	res, err := replicate.Restore(ctx, replicate.RestoreConfig{Target: target, Data: data, At: when, Log: log})
 	if err != nil {
 		// The directory was empty: a restore cut short leaves it so, to be

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -127,6 +128,20 @@ func (h warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
 }
 func (h warnOnly) WithAttrs(a []slog.Attr) slog.Handler { return warnOnly{h.Handler.WithAttrs(a)} }
 func (h warnOnly) WithGroup(n string) slog.Handler      { return warnOnly{h.Handler.WithGroup(n)} }
+
+// dropAWSCABundle removes AWS_CA_BUNDLE from the process's environment
+// before Litestream's S3 client is made: the AWS SDK inside it refuses to
+// load at all when it is set ("unable to add custom RootCAs HTTPClient":
+// Litestream brings its own HTTP client). gengate's S3 clients take extra
+// roots from Go's SSL_CERT_FILE and SSL_CERT_DIR instead
+// (docs/operations.md, "Backups").
+func dropAWSCABundle(log *slog.Logger) {
+	if os.Getenv("AWS_CA_BUNDLE") == "" {
+		return
+	}
+	os.Unsetenv("AWS_CA_BUNDLE")
+	log.Info("AWS_CA_BUNDLE is not read by --replicate and restore: give a private CA by SSL_CERT_FILE or SSL_CERT_DIR")
+}
 
 // errNothing says a replica holds no database yet.
 var errNothing = errors.New("the replica holds no database")

@@ -113,6 +113,7 @@ func Start(ctx context.Context, cfg Config) (*Replicator, error) {
 	}
 	r.st.keyDone = cfg.KeyFile == ""
 
+	dropAWSCABundle(log)
 	lslog := litestreamLog(log)
 	r.db = litestream.NewDB(cfg.DBPath)
 	r.db.MonitorInterval = cfg.Interval

@@ -66,6 +66,7 @@ func Restore(ctx context.Context, cfg RestoreConfig) (Restored, error) {
 	if _, err := os.Stat(dbPath); err == nil {
 		return res, fmt.Errorf("restore: %s exists already", dbPath)
 	}
+	dropAWSCABundle(cfg.Log)
 	lslog := litestreamLog(cfg.Log)
 	client := cfg.Target.litestreamClient(lslog)
 	if err := client.Init(ctx); err != nil {
