@@ -35,18 +35,27 @@ type APIKey struct {
 	SpendLimit int
 	SpentDay   int64
 	SpentToday int
+	// Test marks a test key (TestKeyPrefix): its generations run on the
+	// sandbox and charge nothing (testkeys.go).
+	Test bool
 }
 
-// KeyPrefix starts every API key.
-const KeyPrefix = "gg_live_"
+// KeyPrefix starts every API key; TestKeyPrefix, of the same length,
+// starts every test key.
+const (
+	KeyPrefix     = "gg_live_"
+	TestKeyPrefix = "gg_test_"
+)
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // NewKeySecret returns a fresh API key: KeyPrefix and 32 random base62
 // characters.
-func NewKeySecret() string {
+func NewKeySecret() string { return newKeySecret(KeyPrefix) }
+
+func newKeySecret(prefix string) string {
 	var b strings.Builder
-	b.WriteString(KeyPrefix)
+	b.WriteString(prefix)
 	max := big.NewInt(int64(len(base62)))
 	for range 32 {
 		n, err := rand.Int(rand.Reader, max)
@@ -62,9 +71,22 @@ func NewKeySecret() string {
 // holder once, and the record to store, which keeps only the secret's hash
 // and a short display prefix.
 func NewAPIKey(accountID, name string, now time.Time) (string, *APIKey) {
-	secret := NewKeySecret()
+	return newAPIKey(accountID, name, now, false)
+}
+
+// NewTestAPIKey is NewAPIKey for a test key (TestKeyPrefix).
+func NewTestAPIKey(accountID, name string, now time.Time) (string, *APIKey) {
+	return newAPIKey(accountID, name, now, true)
+}
+
+func newAPIKey(accountID, name string, now time.Time, test bool) (string, *APIKey) {
+	prefix := KeyPrefix
+	if test {
+		prefix = TestKeyPrefix
+	}
+	secret := newKeySecret(prefix)
 	return secret, &APIKey{ID: NewID(), AccountID: accountID, Name: name,
-		Prefix: DisplayPrefix(secret), Hash: HashKey(secret), CreatedAt: now}
+		Prefix: DisplayPrefix(secret), Hash: HashKey(secret), CreatedAt: now, Test: test}
 }
 
 // DisplayPrefix is the part of a key shown to operators and accepted by

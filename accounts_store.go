@@ -99,6 +99,9 @@ type TaskFilter struct {
 	Status  string
 	ModelID string
 	Type    string
-	After   TaskCursor
-	Limit   int
+	// Test, when set, keeps only the tasks of test keys (true) or only
+	// the others (false).
+	Test  *bool
+	After TaskCursor
+	Limit int
 }

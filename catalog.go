@@ -87,6 +87,9 @@ type Route struct {
 	// Params are extra upstream parameters an operator configured for the
 	// route (sent as given, after the mapped options).
 	Params map[string]any `json:"params,omitempty"`
+	// Test says the route was taken because a test key made the task: the
+	// sandbox, charging nothing (testkeys.go).
+	Test bool `json:"test,omitempty"`
 }
 
 // Varies reports whether the model's cost depends on its settings.

@@ -23,6 +23,7 @@ require (
 	golang.org/x/sync v0.24.0
 	golang.org/x/text v0.43.0
 	golang.org/x/time v0.16.0
+	github.com/stripe/stripe-go/v85 v85.0.0
 	modernc.org/sqlite v1.60.1
 )
 

@@ -47,6 +47,10 @@ func checkSpendLimit(limit int) error {
 // CreateKey makes a new key for an account, with a spend limit (0: none),
 // and returns the secret, handed out once.
 func (s *Service) CreateKey(ctx context.Context, accountID, name string, spendLimit int) (string, *APIKey, error) {
+	return s.createKey(ctx, accountID, name, spendLimit, false)
+}
+
+func (s *Service) createKey(ctx context.Context, accountID, name string, spendLimit int, test bool) (string, *APIKey, error) {
 	if err := checkName(name, "name"); err != nil {
 		return "", nil, err
 	}
@@ -55,12 +59,12 @@ func (s *Service) CreateKey(ctx context.Context, accountID, name string, spendLi
 			return "", nil, err
 		}
 	}
-	secret, k := NewAPIKey(accountID, name, s.now())
+	secret, k := newAPIKey(accountID, name, s.now(), test)
 	k.SpendLimit = spendLimit
 	if err := s.Store.CreateAPIKey(ctx, k); err != nil {
 		return "", nil, err
 	}
-	s.log().InfoContext(ctx, "key created", "account", accountID, "keyId", k.ID, "prefix", k.Prefix)
+	s.log().InfoContext(ctx, "key created", "account", accountID, "keyId", k.ID, "prefix", k.Prefix, "test", test)
 	return secret, k, nil
 }
 

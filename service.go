@@ -32,6 +32,13 @@ type Service struct {
 	// FreeLimit, when set, paces each API key's calls of free models
 	// (cost 0), which no balance bounds; see paceFree.
 	FreeLimit Limiter
+	// RedeemLimit, when set, paces each account's redemption attempts
+	// (codes.go).
+	RedeemLimit Limiter
+	// Payments, when set, sells credits by card on TopUp's terms
+	// (topup.go); nil: no card top-ups.
+	Payments Payments
+	TopUp    TopUpTerms
 	// ReviewTerms hold a prompt containing any of them in review before
 	// any engine runs, matched however the prompt spells them (case,
 	// width, accents, invisible characters, look-alike letters: see
@@ -200,15 +207,21 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 			return o, err
 		}
 	}
-	route, err := s.chooseRoute(req)
+	var route Route
+	cost := 0
+	if key.Test { // testkeys.go: the sandbox, nothing charged
+		route, err = s.testRoute(req)
+	} else {
+		route, err = s.chooseRoute(req)
+		cost = req.Model.Quote(req.Options)
+	}
 	if err != nil {
 		return nil, err
 	}
-	cost := req.Model.Quote(req.Options)
 	if err := s.paceFree(key, cost); err != nil {
 		return nil, err
 	}
-	if len(req.InputURLs) > 0 {
+	if len(req.InputURLs) > 0 && cost > 0 {
 		// Refused before its inputs are fetched when the balance cannot
 		// pay. Without inputs the read would be wasted: the task's
 		// creation debits only a balance that covers the cost, and
@@ -407,13 +420,18 @@ func (s *Service) chooseRoute(req *Request) (Route, error) {
 			Message: "model " + req.Model.ID + " is not available here: no configured provider serves it",
 			Fields:  []FieldError{{Field: "modelId", Code: FieldUnsupported, Message: "no configured provider serves this model"}}}
 	}
+	return s.firstValid(routes, s.requestJob(req))
+}
+
+// requestJob is the job of a request as routes validate it before its
+// inputs are fetched: the inputs by name only.
+func (s *Service) requestJob(req *Request) Job {
 	names := map[string]Input{}
 	for name := range req.InputURLs {
 		names[name] = Input{}
 	}
-	job := Job{ModelID: req.Model.ID, Type: req.Model.Type, Prompt: req.Prompt, AspectRatio: req.AspectRatio(),
+	return Job{ModelID: req.Model.ID, Type: req.Model.Type, Prompt: req.Prompt, AspectRatio: req.AspectRatio(),
 		NumOutputs: req.NumOutputs(), OutputFormat: req.OutputFormat(), Options: req.Options, Inputs: names}
-	return s.firstValid(routes, job)
 }
 
 func (s *Service) firstValid(routes []Route, job Job) (Route, error) {
@@ -849,7 +867,7 @@ func (s *Service) fallback(ctx context.Context, t *Task, ue *UpstreamError) erro
 // nextRoute finds the route after the task's current one that can do it.
 func (s *Service) nextRoute(ctx context.Context, t *Task) (Route, bool) {
 	m, ok := s.Catalog.Model(t.ModelID)
-	if !ok {
+	if !ok || t.Test() { // a test task never leaves the sandbox
 		return Route{}, false
 	}
 	routes := s.RoutesFor(m)

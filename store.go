@@ -38,6 +38,28 @@ type Store interface {
 	Grant(ctx context.Context, accountID string, credits int, note string, now time.Time) (int, error)
 	// Ledger returns an account's ledger entries, oldest first.
 	Ledger(ctx context.Context, accountID string) ([]LedgerEntry, error)
+	// CreateRedemptionCodes stores fresh codes (codes.go).
+	CreateRedemptionCodes(ctx context.Context, codes []RedemptionCode) error
+	// RedeemCode marks the code with the hash used by the account and
+	// grants its credits (a ledger entry of kind redemption) in one
+	// transaction, only if it is unused and unexpired at now; it returns
+	// the balance and the credits granted. ECodeUnknown, ECodeUsed or
+	// ECodeExpired otherwise, nothing changed.
+	RedeemCode(ctx context.Context, hash, accountID string, now time.Time) (balance, credits int, err error)
+	// GrantPurchase records a paid checkout and grants its credits (a
+	// ledger entry of kind purchase naming the session) in one
+	// transaction, unless the session is recorded already: then it changes
+	// nothing and reports false (topup.go).
+	GrantPurchase(ctx context.Context, p Purchase, now time.Time) (granted bool, balance int, err error)
+	// RefundPurchase applies a refund to the purchase paid by its payment
+	// intent, in one transaction: the credits the refunds call for
+	// (RefundCredits) beyond those already counted are taken back as far as
+	// the balance allows (kind purchase_refund); Found false when no
+	// purchase has the payment.
+	RefundPurchase(ctx context.Context, r PurchaseRefund, now time.Time) (RefundOutcome, error)
+	// Purchases lists purchases, newest first; with unrecovered only those
+	// whose refunds could not all be taken back.
+	Purchases(ctx context.Context, unrecovered bool, limit int) ([]PurchaseRecord, error)
 
 	// CreateTask stores a new task in one transaction: if the task has an
 	// idempotency key already used by the account it changes nothing and

@@ -85,9 +85,11 @@ func parseInterleaved(f *flags, args []string) ([]string, error) {
 func keysCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var credits int
 	var name string
+	var test bool
 	s, _, _, err := openStore(ctx, "keys create", args, getenv, stderr, func(f *flags) {
 		f.IntVar(&credits, "credits", -1, "credits of the new account")
 		f.StringVar(&name, "name", "", "name of the account and key")
+		f.BoolVar(&test, "test", false, "make a test key (gg_test_): its generations run on the sandbox and charge nothing")
 	})
 	if err != nil {
 		return err
@@ -96,7 +98,7 @@ func keysCreate(ctx context.Context, args []string, getenv func(string) string, 
 	if credits < 0 {
 		return errors.New("--credits N is required (N ≥ 0)")
 	}
-	secret, acct, err := createKey(ctx, s, name, credits)
+	secret, acct, err := createKey(ctx, s, name, credits, test)
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func keysRevoke(ctx context.Context, args []string, getenv func(string) string, 
 		return errors.New("usage: gengate keys revoke KEY|PREFIX|ID")
 	}
 	which, shown := pos[0], pos[0]
-	if strings.HasPrefix(which, gengate.KeyPrefix) && len(which) > len(gengate.KeyPrefix)+6 {
+	if (strings.HasPrefix(which, gengate.KeyPrefix) || strings.HasPrefix(which, gengate.TestKeyPrefix)) && len(which) > len(gengate.KeyPrefix)+6 {
 		shown = gengate.DisplayPrefix(which) + "…"
 		// The full key: found by its hash; only its prefix is printed.
 		k, err := s.FindAPIKeyByHash(ctx, gengate.HashKey(which))

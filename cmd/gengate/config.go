@@ -154,6 +154,8 @@ type Config struct {
 	Settings []setting
 	// Replication of the embedded install (replicate.go).
 	Replicate ReplicateFlags
+	// Selling credits: codes, card top-ups (billing_flags.go).
+	Billing BillingFlags
 }
 
 // Validate names the first bad field.
@@ -400,7 +402,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per API key (0: no limit); over it 429 RATE_LIMITED"),
 		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls a key may make at once under --free-rate-limit"),
 	}
-	errs = append(errs, c.Accounts.add(f), c.Replicate.add(f))
+	errs = append(errs, c.Accounts.add(f), c.Replicate.add(f), c.Billing.add(f))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -424,6 +426,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		return c, err
 	}
 	if err := c.Replicate.validate(c); err != nil {
+		return c, err
+	}
+	if err := c.Billing.validate(); err != nil {
 		return c, err
 	}
 	return c, c.Validate()

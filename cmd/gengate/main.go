@@ -1,7 +1,7 @@
 // Command gengate runs the gengate service and its operator commands.
 //
 //	gengate serve                 API and workers (prints a key on first start)
-//	gengate keys create --credits N [--name NAME]
+//	gengate keys create --credits N [--name NAME] [--test]
 //	gengate keys revoke KEY-OR-PREFIX-OR-ID
 //	gengate keys list [--account ID]
 //	gengate accounts create --email E --credits N [--name N] [--operator]
@@ -10,6 +10,7 @@
 //	gengate accounts show ID-OR-EMAIL
 //	gengate version
 //	gengate credits grant --account ID --credits N
+//	gengate codes create --credits N [--count C] [--expires D]
 //	gengate review list
 //	gengate review settle JOB-ID --refund|--deliver
 //	gengate migrate-data --from SRC --to DST
@@ -64,7 +65,8 @@ const usage = `usage: gengate <command> [flags]
 
 commands:
   serve                               run the API and workers
-  keys create --credits N [--name N]  create an account and an API key
+  keys create --credits N [--name N] [--test]
+                                      create an account and an API key (--test: a gg_test_ key, sandbox only, never charged)
   keys revoke KEY|PREFIX|ID           revoke an API key (the full key, its prefix or its id)
   keys list [--account ID]            API keys, with last use and spend limits
   accounts create --email E --credits N [--name N] [--operator]
@@ -73,6 +75,8 @@ commands:
   accounts list [--q TEXT]            accounts with balance and members
   accounts show ID-OR-EMAIL           one account: balance, members, keys
   credits grant --account ID --credits N
+  codes create --credits N [--count C] [--expires D]
+                                      redemption codes, one a line (shown once, stored hashed)
   review list                         tasks waiting for review
   review settle JOB-ID --refund|--deliver
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
@@ -99,7 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs") &&
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs" || cmd == "codes") &&
 		!strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
@@ -157,6 +161,8 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return keysRevoke(ctx, rest, getenv, stdout, stderr)
 	case "credits grant":
 		return creditsGrant(ctx, rest, getenv, stdout, stderr)
+	case "codes create":
+		return codesCreate(ctx, rest, getenv, stdout, stderr)
 	case "review list":
 		return reviewList(ctx, rest, getenv, stdout, stderr)
 	case "review settle":

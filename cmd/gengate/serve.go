@@ -153,6 +153,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		replication = func() any { return replica.Status() }
 	}
+	cfg.Billing.apply(svc)
 	if cfg.FreeRateLimit > 0 {
 		svc.FreeLimit = httpapi.NewLimiter(cfg.FreeRateLimit, cfg.FreeRateBurst)
 	}
@@ -300,7 +301,7 @@ func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer, cfg *
 	if err != nil || n > 0 {
 		return nil, err
 	}
-	secret, acct, err := createKey(ctx, store, "default", 1000)
+	secret, acct, err := createKey(ctx, store, "default", 1000, false)
 	if err != nil {
 		return nil, err
 	}
@@ -308,13 +309,19 @@ func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer, cfg *
 	return firstMember(ctx, store, acct, cfg.Accounts.FirstEmail, stdout)
 }
 
-func createKey(ctx context.Context, store gengate.Store, name string, credits int) (string, *gengate.Account, error) {
+// createKey makes an account with credits and its first key, a test key
+// (gg_test_) when test is set.
+func createKey(ctx context.Context, store gengate.Store, name string, credits int, test bool) (string, *gengate.Account, error) {
 	now := time.Now()
 	acct := &gengate.Account{ID: gengate.NewID(), Name: name, CreatedAt: now}
 	if err := store.CreateAccount(ctx, acct, credits); err != nil {
 		return "", nil, err
 	}
-	secret, key := gengate.NewAPIKey(acct.ID, name, now)
+	newKey := gengate.NewAPIKey
+	if test {
+		newKey = gengate.NewTestAPIKey
+	}
+	secret, key := newKey(acct.ID, name, now)
 	if err := store.CreateAPIKey(ctx, key); err != nil {
 		return "", nil, err
 	}

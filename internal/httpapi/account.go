@@ -215,6 +215,13 @@ func (a *api) handleTasks() http.Handler {
 		case len(f.ModelID) > 200:
 			err = badField("modelId", "is too long")
 		}
+		if v := q.Get("test"); v != "" && err == nil {
+			test, perr := strconv.ParseBool(v)
+			if perr != nil || (v != "true" && v != "false") {
+				err = badField("test", `must be "true" or "false"`)
+			}
+			f.Test = &test
+		}
 		if err == nil {
 			f.Limit, err = pageLimit(r)
 		}
@@ -260,6 +267,9 @@ func addTaskDetails(body map[string]any, t *gengate.Task) {
 	body["inputs"] = inputs
 	body["engine"] = t.Engine
 	body["placeholder"] = t.Engine == "sandbox"
+	if t.Test() {
+		body["test"] = true
+	}
 }
 
 // handleQuote is POST /api/v1/quote (a generate body) and GET

@@ -26,6 +26,7 @@ func (a *api) adminRoutes(mux gatedMux) {
 	mux.Handle("GET /api/v1/admin/review", op(a.handleAdminReview()))
 	mux.Handle("POST /api/v1/admin/review/{jobId}", op(a.handleAdminSettle()))
 	mux.Handle("GET /api/v1/admin/engines", op(a.handleAdminEngines()))
+	mux.Handle("POST /api/v1/admin/codes", op(a.handleAdminCodes()))
 }
 
 // operator lets only operators through.

@@ -13,6 +13,7 @@ func (a *api) accountRoutes(mux gatedMux) {
 	mux.Handle("GET /api/v1/account", a.auth(a.handleAccount()))
 	mux.Handle("GET /api/v1/account/ledger", a.auth(a.handleLedger()))
 	mux.Handle("GET /api/v1/account/usage", a.auth(a.handleUsage()))
+	mux.Handle("POST /api/v1/account/redeem", a.auth(a.handleRedeem()))
 	mux.Handle("GET /api/generation/jobs", a.auth(a.handleTasks()))
 	mux.Handle("GET /api/v1/keys", a.auth(a.handleKeys()))
 	mux.Handle("POST /api/v1/keys", a.auth(a.handleCreateKey()))

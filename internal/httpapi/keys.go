@@ -24,6 +24,9 @@ func keyBody(k *gengate.APIKey, now time.Time) map[string]any {
 	if k.SpendLimit > 0 {
 		b["spendLimit"] = k.SpendLimit
 	}
+	if k.Test {
+		b["test"] = true
+	}
 	return b
 }
 
@@ -58,6 +61,7 @@ func (a *api) handleCreateKey() http.Handler {
 		var req struct {
 			Name       string `json:"name"`
 			SpendLimit *int   `json:"spendLimit"`
+			Test       bool   `json:"test"`
 		}
 		if err := decodeBody(w, r, &req); err != nil {
 			writeError(w, r, a.log, err)
@@ -71,7 +75,11 @@ func (a *api) handleCreateKey() http.Handler {
 			}
 			limit = *req.SpendLimit
 		}
-		secret, k, err := a.svc.CreateKey(r.Context(), apiKey(r).AccountID, req.Name, limit)
+		create := a.svc.CreateKey
+		if req.Test {
+			create = a.svc.CreateTestKey
+		}
+		secret, k, err := create(r.Context(), apiKey(r).AccountID, req.Name, limit)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return

@@ -59,7 +59,7 @@ var problemCodes = []string{
 	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
 	gengate.EUnsupportedMedia, gengate.EKeyReused, gengate.ERateLimited, gengate.EFailed, gengate.EInternal,
 	"FORBIDDEN", "CSRF_TOKEN_INVALID", "INVALID_CREDENTIALS", "INVALID_LINK", "SIGNUP_CLOSED", "EMAIL_TAKEN",
-	"SPEND_LIMIT_EXCEEDED", gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
+	"SPEND_LIMIT_EXCEEDED", gengate.ECodeUnknown, gengate.ECodeUsed, gengate.ECodeExpired, gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
 }
 
 var fieldCodes = []string{
@@ -304,6 +304,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"additionalProperties": obj{"type": []string{"string", "number", "boolean"}}},
 		"inputs": obj{"type": "object", "additionalProperties": str(), "description": "input field → the URL the task was given"},
 		"engine": str(), "placeholder": obj{"type": "boolean"},
+		"test": obj{"const": true, "description": "made with a test key: ran on the sandbox, charged nothing"},
 	}
 	// A finished task's error member (taskRecord), one shape per status.
 	schemas["TaskError"] = obj{"oneOf": []any{
@@ -346,11 +347,13 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"n": integer(), "size": str(), "response_format": obj{"enum": []string{"url", "b64_json"}}, "output_format": str(), "quality": str()}, "model")
 	// page is a list answer: its items and, unless it is the last page, nextCursor.
 	page := func(item obj) obj { return object(obj{"data": arr(item), "nextCursor": str()}, "data") }
-	key := obj{"id": str(), "name": str(), "prefix": obj{"type": "string", "pattern": "^" + gengate.KeyPrefix},
-		"createdAt": str(), "lastUsedAt": str(), "revokedAt": str(), "spendLimit": integer(), "spentToday": integer()}
+	keyPattern := "^(" + gengate.KeyPrefix + "|" + gengate.TestKeyPrefix + ")"
+	key := obj{"id": str(), "name": str(), "prefix": obj{"type": "string", "pattern": keyPattern},
+		"createdAt": str(), "lastUsedAt": str(), "revokedAt": str(), "spendLimit": integer(), "spentToday": integer(),
+		"test": obj{"const": true, "description": "a test key: its generations run on the sandbox and charge nothing"}}
 	keyRequired := []string{"id", "name", "prefix", "createdAt", "spentToday"}
 	schemas["Key"] = object(key, keyRequired...)
-	schemas["KeyCreated"] = object(with(key, obj{"key": obj{"type": "string", "pattern": "^" + gengate.KeyPrefix,
+	schemas["KeyCreated"] = object(with(key, obj{"key": obj{"type": "string", "pattern": keyPattern,
 		"description": "the secret, in this answer only"}}), append(keyRequired, "key")...)
 	schemas["Quote"] = object(obj{"modelId": str(), "type": str(), "cost": integer(), "remainingCredits": integer(),
 		"engine": str(), "placeholder": obj{"type": "boolean"}}, "modelId", "type", "cost", "remainingCredits", "engine", "placeholder")
@@ -454,7 +457,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		},
 		"/api/generation/jobs": obj{"get": op("List the account's tasks, newest first", true, obj{
 			"200": response("a page of task records", page(ref("TaskRecord"))), "400": problem("INVALID_REQUEST naming the bad parameter")},
-			queryParams("status", "modelId", "type", "limit", "cursor"))},
+			queryParams("status", "modelId", "type", "test", "limit", "cursor"))},
 		"/api/v1/files": obj{"post": op("Upload an input file (raw body or multipart/form-data with a file part)", true, obj{
 			"201": response("the file's URL, usable as any input", ref("Upload"), "Location"),
 			"400": problem("INPUT_UNDECODABLE or a missing file part"), "413": problem("INPUT_TOO_LARGE"),
@@ -548,10 +551,16 @@ func OpenAPI(c *gengate.Catalog) obj {
 			queryParams("limit", "cursor"))},
 		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", object(obj{"data": arr(object(obj{
 			"modelId": str(), "tasks": integer(), "credits": integer()}, "modelId", "tasks", "credits"))}, "data")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
+		"/api/v1/account/redeem": obj{"post": op("Redeem a code for credits", true, smallBody(obj{
+			"200": response("the balance after", object(obj{"remainingCredits": integer()}, "remainingCredits")),
+			"400": problem("INVALID_REQUEST"), "404": problem("CODE_UNKNOWN"), "409": problem("CODE_USED"), "410": problem("CODE_EXPIRED"),
+			"429": response("RATE_LIMITED: too many attempts for this account", ref("Problem"), "Retry-After")}),
+			jsonBody(closed(obj{"code": str()}, "code")))},
 		"/api/v1/keys": obj{
 			"get": op("The account's API keys", true, obj{"200": response("keys, newest first, revoked ones too", object(obj{"data": arr(ref("Key"))}, "data"))}),
 			"post": op("Create an API key (the secret is shown once)", true, smallBody(obj{"201": response("the key with its secret", ref("KeyCreated")), "400": problem("INVALID_REQUEST")}),
-				jsonBody(closed(obj{"name": str(), "spendLimit": spendLimit}, "name"))),
+				jsonBody(closed(obj{"name": str(), "spendLimit": spendLimit,
+					"test": obj{"type": "boolean", "description": "a test key (gg_test_): generations on the sandbox, nothing charged"}}, "name"))),
 		},
 		"/api/v1/keys/{keyId}": obj{
 			"patch": op("Rename a key or set its daily spend limit", true, smallBody(obj{"200": response("the key", ref("Key")), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}), pathParam("keyId"),
@@ -568,6 +577,10 @@ func OpenAPI(c *gengate.Catalog) obj {
 				"400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "409": problem("EMAIL_TAKEN")}),
 				jsonBody(closed(obj{"email": str(), "name": str(), "credits": integer(), "operator": obj{"type": "boolean"}}, "email", "credits"))),
 		},
+		"/api/v1/admin/codes": obj{"post": op("Operator: make redemption codes (shown once)", true, smallBody(obj{
+			"201": response("the codes", object(obj{"codes": arr(str()), "credits": integer(), "expiresAt": str()}, "codes", "credits")),
+			"400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN")}),
+			jsonBody(closed(obj{"credits": integer(), "count": integer(), "expiresAt": str()}, "credits")))},
 		"/api/v1/admin/accounts/{id}": obj{"get": op("Operator: one account", true, obj{"200": response("the account with its keys", ref("AccountWithKeys")), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"))},
 		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, smallBody(obj{"200": response("the balance", object(obj{"remainingCredits": integer()}, "remainingCredits")),
 			"402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}),

@@ -39,6 +39,9 @@ var statusOf = map[string]int{
 	gengate.ECSRF:               http.StatusForbidden,
 	gengate.EForbidden:          http.StatusForbidden,
 	gengate.ESpendLimit:         http.StatusPaymentRequired,
+	gengate.ECodeUnknown:        http.StatusNotFound,
+	gengate.ECodeUsed:           http.StatusConflict,
+	gengate.ECodeExpired:        http.StatusGone,
 }
 
 // writeError answers with err as a problem body. The client gets the

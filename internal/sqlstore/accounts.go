@@ -56,8 +56,12 @@ func (s *DB) FindAccount(ctx context.Context, id string) (*gengate.Account, erro
 
 // CreateAPIKey stores a key (its hash only).
 func (s *DB) CreateAPIKey(ctx context.Context, k *gengate.APIKey) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, spend_limit) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash, ms(k.CreatedAt), k.SpendLimit)
+	test := 0
+	if k.Test {
+		test = 1
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, spend_limit, test) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash, ms(k.CreatedAt), k.SpendLimit, test)
 	return err
 }
 

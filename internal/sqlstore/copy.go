@@ -90,6 +90,7 @@ var copyTables = []copyTable{
 		{"id", colText}, {"account_id", colText}, {"name", colText}, {"prefix", colText}, {"hash", colText},
 		{"created_at", colInt}, {"revoked_at", colInt},
 		{"last_used_at", colInt}, {"spend_limit", colInt}, {"spent_day", colInt}, {"spent", colInt},
+		{"test", colInt},
 	}},
 	{"members", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"email", colText}, {"role", colText}, {"password_hash", colText},
@@ -117,6 +118,14 @@ var copyTables = []copyTable{
 	{"ledger", "id", []copyColumn{
 		{"id", colInt}, {"account_id", colText}, {"task_id", colNullText}, {"kind", colText}, {"amount", colInt},
 		{"note", colText}, {"created_at", colInt},
+	}},
+	{"redemption_codes", "hash", []copyColumn{
+		{"hash", colText}, {"credits", colInt}, {"created_at", colInt}, {"expires_at", colInt},
+		{"redeemed_by", colNullText}, {"redeemed_at", colInt},
+	}},
+	{"purchases", "session_id", []copyColumn{
+		{"session_id", colText}, {"account_id", colText}, {"credits", colInt}, {"payment_intent", colText},
+		{"amount_total", colInt}, {"currency", colText}, {"created_at", colInt}, {"refunded_credits", colInt}, {"taken_back", colInt},
 	}},
 	{"creations", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"task_id", colText}, {"idx", colInt}, {"blob_key", colText},

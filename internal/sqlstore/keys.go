@@ -13,15 +13,16 @@ import (
 // update, revoke, last use, and the daily spend limit that CreateTask
 // enforces.
 
-const keyColumns = `id, account_id, name, prefix, hash, created_at, revoked_at, last_used_at, spend_limit, spent_day, spent`
+const keyColumns = `id, account_id, name, prefix, hash, created_at, revoked_at, last_used_at, spend_limit, spent_day, spent, test`
 
 func scanKey(row scanner) (*gengate.APIKey, error) {
 	k := &gengate.APIKey{}
-	var created, revoked, used int64
+	var created, revoked, used, test int64
 	if err := row.Scan(&k.ID, &k.AccountID, &k.Name, &k.Prefix, &k.Hash, &created, &revoked, &used,
-		&k.SpendLimit, &k.SpentDay, &k.SpentToday); err != nil {
+		&k.SpendLimit, &k.SpentDay, &k.SpentToday, &test); err != nil {
 		return nil, err
 	}
+	k.Test = test == 1
 	k.CreatedAt, k.RevokedAt, k.LastUsedAt = fromMS(created), fromMS(revoked), fromMS(used)
 	return k, nil
 }

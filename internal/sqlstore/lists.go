@@ -114,6 +114,13 @@ func (s *DB) ListAccountTasks(ctx context.Context, accountID string, f gengate.T
 	if f.Type != "" {
 		add("type = ?", f.Type)
 	}
+	if f.Test != nil { // a test key's tasks (testkeys.go)
+		not := ""
+		if !*f.Test {
+			not = "NOT "
+		}
+		where += " AND key_id " + not + "IN (SELECT id FROM api_keys WHERE account_id = $1 AND test = 1)"
+	}
 	cond, cargs := olderThan(f.After, len(args)+1)
 	where += cond
 	args = append(args, cargs...)
