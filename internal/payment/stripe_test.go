@@ -158,10 +158,14 @@ func TestVerifyEvent(t *testing.T) {
 		t.Fatalf("paid session: %+v, %v", ev.Purchase, err)
 	}
 	refusals := map[string]func() ([]byte, string){
-		"wrong secret": func() ([]byte, string) { return signed(t, "whsec_other", "checkout.session.completed", session("paid", ours), now) },
+		"wrong secret": func() ([]byte, string) {
+			return signed(t, "whsec_other", "checkout.session.completed", session("paid", ours), now)
+		},
 		"changed body": func() ([]byte, string) { return bytes.Replace(body, []byte("1000"), []byte("9000"), 1), sig },
-		"stale":        func() ([]byte, string) { return signed(t, secret, "checkout.session.completed", session("paid", ours), now.Add(-10*time.Minute)) },
-		"no header":    func() ([]byte, string) { return body, "" },
+		"stale": func() ([]byte, string) {
+			return signed(t, secret, "checkout.session.completed", session("paid", ours), now.Add(-10*time.Minute))
+		},
+		"no header": func() ([]byte, string) { return body, "" },
 	}
 	for name, make := range refusals {
 		b, h := make()
