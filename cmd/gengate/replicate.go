@@ -75,16 +75,21 @@ func localFilesDir(cfg *Config) string {
 // restoreIfMissing restores <data> from the replica when it has no
 // database (serve --restore-if-missing). It runs before the server key is
 // read or made, so that the restored key is the one used.
+// A bad --replicate URL (or missing credentials) is refused here too,
+// before anything is created in <data>.
 func restoreIfMissing(ctx context.Context, cfg *Config, getenv func(string) string, log *slog.Logger, stdout io.Writer) error {
-	if !cfg.Replicate.RestoreIfMissing {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(cfg.Data, replicate.DBFile)); err == nil {
+	if cfg.Replicate.URL == "" {
 		return nil
 	}
 	target, err := replicate.ParseURL(cfg.Replicate.URL, getenv)
 	if err != nil {
 		return fmt.Errorf("--replicate: %w", err)
+	}
+	if !cfg.Replicate.RestoreIfMissing {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Data, replicate.DBFile)); err == nil {
+		return nil
 	}
 	res, err := replicate.Restore(ctx, replicate.RestoreConfig{Target: target, Data: cfg.Data,
 		FilesDir: localFilesDir(cfg), Log: log})

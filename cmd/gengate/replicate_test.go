@@ -442,3 +442,37 @@ func TestReplicateRestoreIfMissing(t *testing.T) {
 		t.Fatalf("the replica lacks what the restored server wrote:\n%s", out)
 	}
 }
+
+// TestReplicateFlagsRefused: settings --replicate cannot work with are
+// refused at start, naming the flag.
+func TestReplicateFlagsRefused(t *testing.T) {
+	rep := "s3://bucket/p?endpoint=127.0.0.1:9&secure=false"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--restore-if-missing"}, "--restore-if-missing restores from --replicate"},
+		{[]string{"--replicate", rep, "--database", "postgres://u@127.0.0.1/db"}, "--replicate replicates the SQLite database"},
+		{[]string{"--replicate", rep, "--role", "api"}, "--replicate needs --role all"},
+		{[]string{"--replicate", rep, "--replicate-interval", "10ms"}, "--replicate-interval must be between"},
+		{[]string{"--replicate", rep, "--replicate-interval", "2h"}, "--replicate-interval must be between"},
+	} {
+		_, err := parseServeFlags(append([]string{"--data", t.TempDir()}, tc.args...), noEnv, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if _, err := parseServeFlags([]string{"--data", t.TempDir(), "--replicate", rep, "--restore-if-missing"}, noEnv, &bytes.Buffer{}); err != nil {
+		t.Fatalf("a good --replicate refused: %v", err)
+	}
+	// Without credentials serve stops before it makes anything in --data.
+	data := filepath.Join(t.TempDir(), "data")
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--replicate", rep}, noEnv, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Fatalf("serve --replicate without credentials: %v", err)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("serve refused but made %s (%v)", data, err)
+	}
+}
