@@ -138,8 +138,13 @@ type Config struct {
 	// UploadRetention is how long files sent to POST /api/v1/files are kept.
 	UploadRetention time.Duration
 	// ProviderCheck bounds each provider's check at start (health.go);
-	// 0 turns the checks off.
-	ProviderCheck time.Duration
+	// 0 turns the checks off. ProviderRecheck is how often they run again
+	// (0: only at start).
+	ProviderCheck   time.Duration
+	ProviderRecheck time.Duration
+	// WorkerStale is how long a worker may go unseen before /readyz
+	// counts it gone; workers beat every sixth of it (watch.go).
+	WorkerStale time.Duration
 	// TrustedProxies lists the proxies (CIDR prefixes or addresses,
 	// comma-separated) whose X-Forwarded-For and Forwarded headers name
 	// the client (internal/httpapi/clientaddr.go).
@@ -181,6 +186,10 @@ func (c *Config) Validate() error {
 		return errors.New("--shutdown-grace must be ≥ 0")
 	case c.ProviderCheck < 0:
 		return errors.New("--provider-check-timeout must be ≥ 0")
+	case c.ProviderRecheck != 0 && c.ProviderRecheck < time.Second:
+		return errors.New("--provider-recheck must be 0 or ≥ 1s")
+	case c.WorkerStale < time.Second:
+		return errors.New("--worker-stale must be ≥ 1s")
 	case c.TaskLease < time.Second:
 		return errors.New("--task-lease must be ≥ 1s")
 	case c.DBConns < 1:
@@ -361,6 +370,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
 		f.dur(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and task steps may finish after SIGTERM"),
 		f.dur(&c.ProviderCheck, "provider-check-timeout", 10*time.Second, "how long each provider's check at start may take (0: no checks)"),
+		f.dur(&c.ProviderRecheck, "provider-recheck", time.Minute, "how often each provider is checked again, so /readyz shows its state now (0: only at start)"),
+		f.dur(&c.WorkerStale, "worker-stale", 30*time.Second, "a worker process not seen for this long counts as gone in /readyz (workers beat every sixth of it)"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),

@@ -70,10 +70,12 @@ func (b *healthBoard) set(name string, h providerHealth) {
 }
 
 // checkProviders starts the checks of every configured provider and
-// returns at once; each result is logged (INFO when healthy, WARN
-// otherwise) and kept on the board. timeout bounds each check; 0 turns the
-// checks off.
-func checkProviders(ctx context.Context, engs *engines, log *slog.Logger, timeout time.Duration) *healthBoard {
+// returns at once; each is run again every recheck (0: only at start), so
+// that /readyz shows the state now: a provider down at start shows ok once
+// it answers. Each change of state is logged (INFO when healthy, WARN
+// otherwise) and kept on the board. timeout bounds each check; 0 turns
+// the checks off.
+func checkProviders(ctx context.Context, engs *engines, log *slog.Logger, timeout, recheck time.Duration) *healthBoard {
 	b := &healthBoard{m: map[string]providerHealth{}}
 	names := append([]string(nil), engs.Providers...)
 	sort.Strings(names)
@@ -85,16 +87,33 @@ func checkProviders(ctx context.Context, engs *engines, log *slog.Logger, timeou
 		}
 		b.set(name, providerHealth{Status: healthChecking})
 		go func() {
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			h := classifyHealth(hc.CheckHealth(cctx))
-			h.CheckedAt = time.Now().UTC()
-			b.set(name, h)
-			if h.Status == healthOK {
-				log.Info("provider answers and takes its key", "provider", name)
-			} else {
-				log.Warn("provider check failed: its routes will be refused until this is fixed; other providers serve",
-					"provider", name, "status", h.Status, "detail", h.Detail)
+			last := ""
+			for {
+				cctx, cancel := context.WithTimeout(ctx, timeout)
+				h := classifyHealth(hc.CheckHealth(cctx))
+				cancel()
+				if ctx.Err() != nil {
+					return
+				}
+				h.CheckedAt = time.Now().UTC()
+				b.set(name, h)
+				if h.Status != last {
+					if h.Status == healthOK {
+						log.Info("provider answers and takes its key", "provider", name)
+					} else {
+						log.Warn("provider check failed: its routes will be refused until this is fixed; other providers serve",
+							"provider", name, "status", h.Status, "detail", h.Detail)
+					}
+					last = h.Status
+				}
+				if recheck <= 0 {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(recheck):
+				}
 			}
 		}()
 	}

@@ -40,9 +40,9 @@ func newHTTPServer(cfg *Config, h http.Handler) *http.Server {
 }
 
 // startAdmin starts the operator listener of --admin-addr, serving
-// /metrics, /debug/pprof and /healthz (httpapi.Operator), and prints its
-// address. With no --admin-addr it starts nothing and returns nil.
-func startAdmin(cfg *Config, m *httpapi.Metrics, stdout io.Writer) (*http.Server, error) {
+// /metrics, /debug/pprof, /healthz and /readyz (httpapi.Operator), in
+// every role, and prints its address. With no --admin-addr it starts nothing and returns nil.
+func startAdmin(cfg *Config, m *httpapi.Metrics, ready http.Handler, stdout io.Writer) (*http.Server, error) {
 	if cfg.AdminAddr == "" {
 		return nil, nil
 	}
@@ -50,7 +50,7 @@ func startAdmin(cfg *Config, m *httpapi.Metrics, stdout io.Writer) (*http.Server
 	if err != nil {
 		return nil, fmt.Errorf("--admin-addr: %w", err)
 	}
-	srv := newHTTPServer(cfg, httpapi.Operator(m))
+	srv := newHTTPServer(cfg, httpapi.Operator(m, ready))
 	fmt.Fprintf(stdout, "gengate admin listening on http://%s\n", ln.Addr())
 	go srv.Serve(netutil.LimitListener(ln, 64))
 	return srv, nil

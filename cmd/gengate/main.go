@@ -41,7 +41,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], processEnv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "gengate:", err)
+		if !errors.As(err, new(loggedError)) { // serve's are JSON log lines already
+			fmt.Fprintln(os.Stderr, "gengate:", err)
+		}
 		os.Exit(1)
 	}
 }

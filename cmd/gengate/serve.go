@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,16 +30,40 @@ import (
 	"github.com/gengate/gengate/internal/worker"
 )
 
+// serve runs the server. Its log is JSON lines on stderr only: an error
+// that ends it is logged as one too (main then prints nothing more).
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseServeFlags(args, getenv, stderr)
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	flagOut := io.Discard // a bad flag is reported by the fatal line below
+	if wantsHelp(args) {
+		flagOut = stderr // which is stdout for --help
+	}
+	cfg, err := parseServeFlags(args, getenv, flagOut)
 	if cfg != nil && cfg.PrintConfig {
 		printSettings(stdout, cfg.Settings, cfg.ConfigFile)
 		return err
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = runServe(ctx, cfg, log, getenv, stdout)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		log.Error("gengate serve stopped", "err", err.Error())
+		return loggedError{err}
+	}
+	return err
+}
+
+// loggedError is an error serve has logged already.
+type loggedError struct{ error }
+
+func (e loggedError) Unwrap() error { return e.error }
+
+// errCutShort ends a drain whose grace period ran out.
+var errCutShort = errors.New("shutdown cut short: --shutdown-grace ran out with requests or task steps still running (their tasks go on; unfinished steps were handed back to other workers)")
+
+func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(string) string, stdout io.Writer) error {
+	var err error
+	startLine(log, cfg)
 
 	// Every file the operator gave is checked before anything is created:
 	// a bad --prices or --config leaves no data directory behind.
@@ -166,7 +191,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	health := checkProviders(ctx, engs, log, cfg.ProviderCheck)
+	health := checkProviders(ctx, engs, log, cfg.ProviderCheck, cfg.ProviderRecheck)
+	// Every role's operator surfaces (watch.go).
+	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
+	if err := errors.Join(metrics.Register(writeStagesCollector{store}), metrics.Register(queueCollector{store, log})); err != nil {
+		return err
+	}
+	if replication != nil {
+		if err := metrics.Register(replicaCollector{replication}); err != nil {
+			return err
+		}
+	}
+	drain := make(chan struct{})
+	readiness := httpapi.ReadyHandler(httpapi.ReadyConfig{Checks: readyChecks(store, blobs, cfg.WorkerStale),
+		Providers: health.snapshot, Replication: replication, Drain: drain}, log)
+	admin, err := startAdmin(cfg, metrics, readiness, stdout)
+	if err != nil {
+		return err
+	}
+	if admin != nil {
+		defer admin.Close() // nothing there waits for results
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -186,6 +231,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}()
 	}
 	if cfg.Role != "api" {
+		// The first beat before the listeners: this process's own /readyz
+		// counts it from the start.
+		if err := store.Heartbeat(ctx, svc.Owner, cfg.Role, readBuildInfo().Version, time.Now(), time.Now()); err != nil {
+			return fmt.Errorf("worker heartbeat: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			heartbeat(ctx, store, svc.Owner, cfg.Role, cfg.WorkerStale, log)
+		}()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -211,22 +266,34 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}()
 	}
 	var srvErr error
+	stopping := time.Now()
 	if cfg.Role != "worker" {
-		srvErr = listenAndServe(ctx, cfg, svc, store, log, stdout, reachability(engs), firstLink, health.snapshot, replication)
+		srvErr = listenAndServe(ctx, cfg, svc, log, stdout, reachability(engs), firstLink, metrics, readiness, drain, &stopping, replication)
 	} else {
 		fmt.Fprintln(stdout, "gengate worker running")
 		<-ctx.Done()
+		stopping = time.Now()
+		close(drain)
 	}
-	log.Info("shutting down: waiting requests answer with their tasks, running steps get the grace period",
-		"grace", cfg.ShutdownGrace.String())
+	if ctx.Err() != nil {
+		log.Info("shutting down: waiting requests answer with their tasks, running steps get the grace period",
+			"grace", cfg.ShutdownGrace.String())
+	}
 	cancel()
 	wg.Wait()
-	log.Info("stopped")
+	cut := errors.Is(srvErr, context.DeadlineExceeded) || (srvErr == nil && time.Since(stopping) >= max(cfg.ShutdownGrace, time.Second))
+	if cut {
+		return errCutShort
+	}
+	if srvErr == nil {
+		log.Info("stopped", "drain", "clean")
+	}
 	return srvErr
 }
 
-func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, store *sqlstore.DB, log *slog.Logger, stdout io.Writer,
-	probe func(context.Context, string) error, firstLink func(base string), providers func() any, replication func() any) error {
+func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, log *slog.Logger, stdout io.Writer,
+	probe func(context.Context, string) error, firstLink func(base string), metrics *httpapi.Metrics, readiness http.Handler,
+	drain chan struct{}, stopping *time.Time, replication func() any) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -236,33 +303,14 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 		firstLink(linkBase(cfg.PublicURL, ln.Addr().String()))
 	}
 	trusted, _ := httpapi.ParseTrustedProxies(cfg.TrustedProxies) // checked by Validate
-	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
-	if err := metrics.Register(writeStagesCollector{store}); err != nil {
-		return err
-	}
-	if replication != nil {
-		if err := metrics.Register(replicaCollector{replication}); err != nil {
-			return err
-		}
-	}
-	admin, err := startAdmin(cfg, metrics, stdout)
-	if err != nil {
-		return err
-	}
-	if admin != nil {
-		defer admin.Close() // nothing there waits for results
-	}
-	drain := make(chan struct{})
 	waiting := httpapi.NewWaiting()
 	handler := httpapi.New(svc, httpapi.Config{
 		Waiting:        waiting,
 		PublicURL:      cfg.PublicURL,
 		MaxBody:        cfg.MaxBody,
-		Ready:          func(ctx context.Context) error { return store.SQL().PingContext(ctx) },
-		Providers:      providers,
+		Readiness:      readiness,
 		Replication:    replication,
 		Drain:          drain,
-		Tasks:          store,
 		Metrics:        metrics,
 		MetricsToken:   cfg.MetricsToken,
 		RateLimit:      cfg.RateLimit,
@@ -281,6 +329,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, stor
 	case <-ctx.Done():
 	}
 	// Requests waiting for results answer 202 now; their tasks go on.
+	*stopping = time.Now()
 	close(drain)
 	shutdown, cancel := context.WithTimeout(context.Background(), max(cfg.ShutdownGrace, time.Second))
 	defer cancel()

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"time"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/gengate/gengate/internal/sqlstore"
 )
@@ -31,11 +31,11 @@ type buildInfo struct {
 	// (vcs.revision) into a binary that go build made in a git checkout;
 	// go run and go test binaries carry none, and then it is "unknown".
 	Commit   string
-	Modified bool  // the checkout had uncommitted changes
+	Modified bool // the checkout had uncommitted changes
 	// FromCheckout is the source checkout the commit was read from at
 	// run time, when the build was not stamped (checkoutHead).
 	FromCheckout string
-	Schema   int64 // the latest database schema version this binary knows
+	Schema       int64 // the latest database schema version this binary knows
 }
 
 func readBuildInfo() buildInfo {

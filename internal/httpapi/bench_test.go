@@ -73,7 +73,7 @@ func BenchmarkJobReadUnderScrapes(b *testing.B) {
 		every time.Duration
 	}{{"cached", 10 * time.Second}, {"counted-every-scrape", time.Nanosecond}} {
 		b.Run(tc.name, func(b *testing.B) {
-			metrics := httptest.NewServer(httpapi.Operator(httpapi.NewMetrics(s.store, tc.every, slog.New(slog.DiscardHandler))))
+			metrics := httptest.NewServer(httpapi.Operator(httpapi.NewMetrics(s.store, tc.every, slog.New(slog.DiscardHandler)), nil))
 			defer metrics.Close()
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup

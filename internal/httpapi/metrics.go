@@ -116,10 +116,14 @@ func (m *Metrics) Register(c prometheus.Collector) error { return m.reg.Register
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 
 // Operator is the handler of the operator listener (--admin-addr): GET
-// /metrics, the Go profiler at /debug/pprof/, and /healthz. It has no
+// /metrics, the Go profiler at /debug/pprof/, /healthz, and /readyz when
+// ready is given (ReadyHandler). It has no
 // authentication of its own: bind it to loopback or a private network.
-func Operator(m *Metrics) http.Handler {
+func Operator(m *Metrics, ready http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	if ready != nil {
+		mux.Handle("GET /readyz", ready)
+	}
 	mux.Handle("GET /metrics", m.Handler())
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

@@ -96,7 +96,7 @@ func TestTaskCountsCached(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tasks := &countingTasks{TaskCounter: store}
-			srv := httptest.NewServer(httpapi.Operator(httpapi.NewMetrics(tasks, tc.every, slog.New(slog.DiscardHandler))))
+			srv := httptest.NewServer(httpapi.Operator(httpapi.NewMetrics(tasks, tc.every, slog.New(slog.DiscardHandler)), nil))
 			defer srv.Close()
 			const scrapes = 40
 			var wg sync.WaitGroup
@@ -119,7 +119,7 @@ func TestTaskCountsCached(t *testing.T) {
 }
 
 func TestOperatorHandler(t *testing.T) {
-	srv := httptest.NewServer(httpapi.Operator(httpapi.NewMetrics(nil, 0, slog.New(slog.DiscardHandler))))
+	srv := httptest.NewServer(httpapi.Operator(httpapi.NewMetrics(nil, 0, slog.New(slog.DiscardHandler)), nil))
 	defer srv.Close()
 	for _, p := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/cmdline", "/healthz"} {
 		resp, err := http.Get(srv.URL + p)

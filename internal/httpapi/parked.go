@@ -96,6 +96,7 @@ type parked struct {
 	header  http.Header // the answer's headers so far (X-Request-Id, Vary, Preference-Applied)
 	last    *gengate.Outcome
 	id      string // the request id
+	client  string // the client's address (clientaddr.go)
 	method  string
 	path    string
 	pattern string
@@ -141,7 +142,8 @@ func (a *api) park(w http.ResponseWriter, r *http.Request, accountID string, o *
 	t := o.Task
 	last := &gengate.Outcome{Task: &gengate.Task{ID: t.ID, Status: t.Status, Type: t.Type, ModelID: t.ModelID,
 		Engine: t.Engine, RunAt: t.RunAt}, Balance: o.Balance}
-	p := &parked{a: a, conn: conn, header: w.Header().Clone(), last: last, id: requestID(r), method: r.Method,
+	client, _ := r.Context().Value(keyClient).(string)
+	p := &parked{a: a, conn: conn, header: w.Header().Clone(), last: last, id: requestID(r), client: client, method: r.Method,
 		path: logPath(r), pattern: r.Pattern, host: r.Host, tls: r.TLS != nil, start: rec.start}
 	a.waiting.n.Add(1)
 	p.mu.Lock()
@@ -242,7 +244,7 @@ func (p *parked) request() *http.Request {
 	if p.tls {
 		r.TLS = &tls.ConnectionState{}
 	}
-	return r.WithContext(context.WithValue(context.Background(), keyRequestID, p.id))
+	return r.WithContext(context.WithValue(context.WithValue(context.Background(), keyRequestID, p.id), keyClient, p.client))
 }
 
 // heldResponse is an http.ResponseWriter that keeps the answer.

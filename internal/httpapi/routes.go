@@ -25,6 +25,9 @@ type Config struct {
 	MaxBody int64
 	// Ready reports whether the service can take requests (/readyz).
 	Ready func(ctx context.Context) error
+	// Readiness, when set, serves /readyz instead of Ready and Providers
+	// (ReadyHandler: the same handler as the operator listener's).
+	Readiness http.Handler
 	// Providers, when set, gives the state of each upstream provider as
 	// checked at start, shown as "providers" in /readyz; it does not make
 	// the service unready (other providers go on serving).
@@ -249,6 +252,9 @@ func (a *api) handleHealth() http.Handler {
 }
 
 func (a *api) handleReady() http.Handler {
+	if a.cfg.Readiness != nil {
+		return a.cfg.Readiness
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.cfg.Ready != nil {
 			if err := a.cfg.Ready(r.Context()); err != nil {

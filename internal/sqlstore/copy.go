@@ -231,11 +231,12 @@ func countRows(ctx context.Context, q querier, now time.Time) (CopyStats, error)
 // processes, created by its migration) and server_key (the check of the
 // key the first serve on a database opened it with: filetokens.go; the
 // copy's processes must be given the source's key, migrate-data says so),
-// and Litestream's two tables in a SQLite database replicated by serve
+// Litestream's two tables in a SQLite database replicated by serve
 // --replicate (its position counter and a lock it takes while it syncs;
-// neither holds gengate's data).
+// neither holds gengate's data), and worker_heartbeats (the processes
+// running on that database: heartbeats.go).
 var notData = map[string]bool{"goose_db_version": true, "key_changes": true, "server_key": true,
-	"_litestream_seq": true, "_litestream_lock": true}
+	"_litestream_seq": true, "_litestream_lock": true, "worker_heartbeats": true}
 
 // checkSchema refuses a database with a table or column copyTables does not
 // know: copying it would leave data behind without a word.
