@@ -176,7 +176,9 @@ func TestReplicateRestore(t *testing.T) {
 	}
 
 	// A restore into a directory that is not empty is refused, and leaves
-	// it as it was.
+	// it as it was (the server stopped first: a running one writes its
+	// worker heartbeat into the database every few seconds).
+	p2.kill(t)
 	before := listTree(t, restored)
 	out, errOut, err = runGengate(t, env, "restore", "--from", rep, "--data", restored)
 	if err == nil || !strings.Contains(errOut, "is not empty") {
