@@ -101,9 +101,9 @@ func BenchmarkWorkers(b *testing.B) {
 // not grow beyond a snapshot's noise.
 func TestSteadyRound(t *testing.T) {
 	for _, c := range []struct {
-		name                               string
+		name                              string
 		submitted, before, after, clients int
-		want                               bool
+		want                              bool
 	}{
 		{"every task stepped", 40000, 3, 5, 16, true},
 		{"queue shrank", 40000, 900, 10, 16, true},
