@@ -75,6 +75,9 @@ type Config struct {
 	// DBBatchWait is the longest a PostgreSQL batch of task creations
 	// waits for the callers of the previous batch to come back.
 	DBBatchWait time.Duration
+	// DBBatchTimeout is the longest one shared batch (the SQLite writer's,
+	// a PostgreSQL batch of creations, a work notification) may take.
+	DBBatchTimeout time.Duration
 	// SQLiteBatch is the most writes the SQLite writer commits together.
 	SQLiteBatch int
 	// SQLiteBatchWait is how long the SQLite writer, finding more than
@@ -196,6 +199,8 @@ func (c *Config) Validate() error {
 		return errors.New("--db-conns must be ≥ 1")
 	case c.DBWait < time.Millisecond:
 		return errors.New("--db-wait must be ≥ 1ms")
+	case c.DBBatchTimeout < time.Second:
+		return errors.New("--db-batch-timeout must be ≥ 1s")
 	case c.DBBatchWait < 0 || c.DBBatchWait > sqlstore.MaxBatchWait:
 		return fmt.Errorf("--db-batch-wait must be between 0 and %s", sqlstore.MaxBatchWait)
 	case c.SQLiteBatch < 1 || c.SQLiteBatch > sqlstore.MaxSQLiteBatch:
@@ -403,6 +408,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),
 		f.dur(&c.DBWait, "db-wait", sqlstore.DefaultConnWait, "longest a request that reads the database waits for a free PostgreSQL connection before 503 OVERLOADED, nothing read or written"),
 		f.integer(&c.DBConns, "db-conns", sqlstore.DefaultPostgresConns, "most PostgreSQL connections this process opens at once, besides one for LISTEN"),
+		f.dur(&c.DBBatchTimeout, "db-batch-timeout", sqlstore.DefaultBatchTimeout, "longest one shared database batch may take (the SQLite writer's batch, a PostgreSQL batch of task creations, a work notification) before it is given up and its callers get an error; bounds a connection that stopped answering"),
 		f.dur(&c.DBBatchWait, "db-batch-wait", sqlstore.DefaultBatchWait, "longest a PostgreSQL batch of task creations waits for the callers of the previous batch (one commit for more tasks); 0 sends each batch at once"),
 		f.integer(&c.SQLiteBatch, "sqlite-batch", sqlstore.DefaultSQLiteBatch, "most writes SQLite commits together in one transaction (one fsync); 1 commits each alone"),
 		f.dur(&c.SQLiteBatchWait, "sqlite-batch-wait", sqlstore.DefaultSQLiteBatchWait, "how long the SQLite writer, finding more than one write queued or having just committed several, waits for more before it begins a batch (fewer commits under load); a lone write on an idle server never waits; 0: never"),

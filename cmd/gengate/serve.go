@@ -111,7 +111,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 			}
 		}
 	}()
-	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, append([]sqlstore.Option{sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait),
+	store, err := sqlstore.Open(ctx, cfg.Database, cfg.Data, append([]sqlstore.Option{sqlstore.WithPostgresConns(cfg.DBConns), sqlstore.WithConnWait(cfg.DBWait), sqlstore.WithBatchWait(cfg.DBBatchWait), sqlstore.WithBatchTimeout(cfg.DBBatchTimeout),
 		sqlstore.WithSQLiteBatch(cfg.SQLiteBatch), sqlstore.WithSQLiteBatchWait(cfg.SQLiteBatchWait), sqlstore.WithSQLiteWALMB(cfg.SQLiteWALMB),
 		sqlstore.WithFileTokenKey(box), sqlstore.WithLog(log), sqlstore.WithMaxWebhookEventsPerEndpoint(cfg.MaxWebhookEventsPerEndpoint)}, sqliteCheckpoints(cfg)...)...)
 	if err != nil {
@@ -194,7 +194,8 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	health := checkProviders(ctx, engs, log, cfg.ProviderCheck, cfg.ProviderRecheck)
 	// Every role's operator surfaces (watch.go).
 	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
-	if err := errors.Join(metrics.Register(writeStagesCollector{store}), metrics.Register(queueCollector{store, log})); err != nil {
+	if err := errors.Join(metrics.Register(writeStagesCollector{store}), metrics.Register(queueCollector{store, log}),
+		metrics.Register(listenCollector{store})); err != nil {
 		return err
 	}
 	if replication != nil {
@@ -216,7 +217,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = store.Listen(ctx, func(channel, payload string) {
+		_ = store.Listen(ctx, log, func(channel, payload string) {
 			if channel == sqlstore.ChannelTask {
 				events.Publish(payload)
 			}

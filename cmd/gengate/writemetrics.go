@@ -48,3 +48,20 @@ func (c writeStagesCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(batchesDesc, prometheus.CounterValue, float64(batches))
 	ch <- prometheus.MustNewConstMetric(busyDesc, prometheus.CounterValue, busy.Seconds())
 }
+
+// listenCollector reports, on PostgreSQL, how many times listening for
+// notifications failed (gengate_postgres_listen_failures_total): while it
+// fails, waits fall back to their rechecks.
+type listenCollector struct{ store *sqlstore.DB }
+
+var listenFailuresDesc = prometheus.NewDesc("gengate_postgres_listen_failures_total",
+	"Times this process's LISTEN connection to PostgreSQL failed (could not connect or LISTEN, broke, or stopped answering); waiting requests and idle workers fall back to their rechecks until it is back.", nil, nil)
+
+func (c listenCollector) Describe(ch chan<- *prometheus.Desc) { ch <- listenFailuresDesc }
+
+func (c listenCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.store.Postgres() {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(listenFailuresDesc, prometheus.CounterValue, float64(c.store.ListenFailures()))
+}

@@ -293,3 +293,10 @@ func InsertChunks(n int) (rows []int, texts bool) {
 	}
 	return rows, texts
 }
+
+// SetListenCheck makes Listen check a quiet connection after d (and give
+// it at most d to answer) instead of after listenCheck.
+func (s *DB) SetListenCheck(d time.Duration) { s.listenEvery = d }
+
+// WakeWorkers asks the PostgreSQL work notifier for a notification.
+func (s *DB) WakeWorkers() { s.work.wake() }

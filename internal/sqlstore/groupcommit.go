@@ -93,6 +93,8 @@ type groupWriter struct {
 	wait time.Duration // how long a batch gathers when writes arrive together
 	jobs chan *writeJob
 	ckpt *checkpointer // told of each commit; nil: SQLite's own checkpoints
+	// timeout bounds one batch, from BEGIN to COMMIT (--db-batch-timeout).
+	timeout time.Duration
 
 	mu     sync.RWMutex // held for reading while a job is sent; Close takes it to stop sends
 	closed bool
@@ -114,8 +116,8 @@ type groupWriter struct {
 	beforeCommit func(jobs int) error
 }
 
-func newGroupWriter(db *sql.DB, limit int, wait time.Duration, ckpt *checkpointer) *groupWriter {
-	w := &groupWriter{db: db, max: limit, wait: wait, jobs: make(chan *writeJob, limit), ckpt: ckpt,
+func newGroupWriter(db *sql.DB, limit int, wait, timeout time.Duration, ckpt *checkpointer) *groupWriter {
+	w := &groupWriter{db: db, max: limit, wait: wait, timeout: timeout, jobs: make(chan *writeJob, limit), ckpt: ckpt,
 		quit: make(chan struct{}), ended: make(chan struct{})}
 	go w.run()
 	return w
@@ -250,9 +252,15 @@ func (w *groupWriter) run() {
 	}
 }
 
-// commit runs the jobs in one transaction and answers each.
+// commit runs the jobs in one transaction and answers each. The batch
+// is every caller's, so no caller's context ends it; its deadline
+// (w.timeout) does: a statement still running then is interrupted, and
+// the transaction, which SQLite then rolls back, is not committed: every
+// job of the batch fails and nothing of it is written. A COMMIT that has
+// begun is not interrupted, so a nil answer still means committed.
 func (w *groupWriter) commit(batch []*writeJob) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+	defer cancel()
 	errs := make([]error, len(batch))
 	fail := func(err error) {
 		for _, j := range batch {
@@ -289,7 +297,7 @@ func (w *groupWriter) commit(batch []*writeJob) {
 			abort(err)
 			return
 		}
-		errs[i] = runJob(j, tx)
+		errs[i] = runJob(ctx, j, tx)
 		if errs[i] != nil {
 			// A refusal (or a failed statement): undo this job's
 			// statements only. If SQLite has dropped the whole
@@ -338,11 +346,18 @@ func (w *groupWriter) observe(batch []*writeJob, began, committing, ended time.T
 
 // runJob runs one job's statements; a panic is its error (the writer and
 // the rest of its batch go on).
-func runJob(j *writeJob, tx *sql.Tx) (err error) {
+func runJob(batch context.Context, j *writeJob, tx *sql.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("write panicked: %v", r)
 		}
 	}()
-	return j.fn(context.WithoutCancel(j.ctx), tx)
+	// The caller's values, not its cancellation; the batch's deadline.
+	ctx := context.WithoutCancel(j.ctx)
+	if d, ok := batch.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
+	return j.fn(ctx, tx)
 }

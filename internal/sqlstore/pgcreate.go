@@ -90,10 +90,11 @@ type createJob struct {
 
 // pgCreator gathers task creations into batches (see the file comment).
 type pgCreator struct {
-	db     *sql.DB
-	max    int
-	wait   time.Duration // --db-batch-wait
-	notify func()        // wakes the workers of every process, after a commit
+	db      *sql.DB
+	max     int
+	wait    time.Duration // --db-batch-wait
+	timeout time.Duration // --db-batch-timeout: the longest one batch may take
+	notify  func()        // wakes the workers of every process, after a commit
 
 	mu      sync.Mutex
 	queue   []*createJob
@@ -105,8 +106,8 @@ type pgCreator struct {
 	batches, items atomic.Int64 // sent so far (tests and benchmarks)
 }
 
-func newPGCreator(db *sql.DB, wait time.Duration, notify func()) *pgCreator {
-	return &pgCreator{db: db, max: pgBatchMax, wait: wait, notify: notify, filled: make(chan struct{}, 1)}
+func newPGCreator(db *sql.DB, wait, timeout time.Duration, notify func()) *pgCreator {
+	return &pgCreator{db: db, max: pgBatchMax, wait: wait, timeout: timeout, notify: notify, filled: make(chan struct{}, 1)}
 }
 
 // create queues the job and returns once its batch is over.
@@ -216,8 +217,14 @@ func (c *pgCreator) send(batch []*createJob) {
 	}
 	c.batches.Add(1)
 	c.items.Add(int64(n))
-	// Never cancelled: the batch is every caller's, not one's.
-	ctx := context.Background()
+	// Never cancelled by a caller: the batch is every caller's, not one's.
+	// But bounded: a batch stuck on a connection that stopped answering
+	// (or waiting for one) would hold every creation behind it, and
+	// shutdown. At the deadline the connection is closed under the call,
+	// which ends as a broken connection does: the batch's fate is unknown,
+	// and every caller gets the error (the durability rules above hold).
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
 	err := func() error {
 		rows, err := c.db.QueryContext(ctx, createTasksSQL, ids, accounts, models, types, statuses, prompts,
 			options, inputs, costs, keys, fingerprints, engines, reviews, runAt, created, updated, routes, keyIDs, inputURLs, days)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // workNotifier tells every process's workers, on PostgreSQL, that work may
@@ -21,17 +23,22 @@ import (
 // while one is being sent, further wakes are folded into the next. Workers
 // also look for due work on a timer, so a lost wake (the process died
 // between the commit and the notification) delays a step by at most the
-// poll interval; it never loses it.
+// poll interval; it never loses it. A notification takes at most timeout
+// (--db-batch-timeout): one that hangs on a connection that stopped
+// answering is given up (a lost wake), and close ends the one in flight
+// at once, so neither the next wakes nor shutdown wait on it.
 type workNotifier struct {
-	db    *sql.DB
-	wakes chan struct{} // one pending wake at most
-	quit  chan struct{}
-	ended chan struct{}
-	stop  sync.Once
+	db      *sql.DB
+	timeout time.Duration
+	wakes   chan struct{} // one pending wake at most
+	quit    chan struct{}
+	ended   chan struct{}
+	stop    sync.Once
+	failed  atomic.Int64 // notifications that failed or timed out
 }
 
-func newWorkNotifier(db *sql.DB) *workNotifier {
-	n := &workNotifier{db: db, wakes: make(chan struct{}, 1), quit: make(chan struct{}), ended: make(chan struct{})}
+func newWorkNotifier(db *sql.DB, timeout time.Duration) *workNotifier {
+	n := &workNotifier{db: db, timeout: timeout, wakes: make(chan struct{}, 1), quit: make(chan struct{}), ended: make(chan struct{})}
 	go n.run()
 	return n
 }
@@ -46,6 +53,15 @@ func (n *workNotifier) wake() {
 
 func (n *workNotifier) run() {
 	defer close(n.ended)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // close ends the notification in flight
+		select {
+		case <-n.quit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		select {
 		case <-n.quit:
@@ -53,7 +69,11 @@ func (n *workNotifier) run() {
 		case <-n.wakes:
 		}
 		// Errors are left to the workers' timer.
-		_, _ = n.db.ExecContext(context.Background(), `SELECT pg_notify($1, '')`, ChannelWork)
+		nctx, done := context.WithTimeout(ctx, n.timeout)
+		if _, err := n.db.ExecContext(nctx, `SELECT pg_notify($1, '')`, ChannelWork); err != nil {
+			n.failed.Add(1)
+		}
+		done()
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,10 @@ type DB struct {
 	files    *gengate.SecretBox // seals file URL tokens (filetokens.go)
 	// maxEndpointEvents bounds the events an endpoint keeps (webhooks.go).
 	maxEndpointEvents int
+	// listenFailures counts Listen's failures; listenEvery, when set (by
+	// tests), replaces listenCheck.
+	listenFailures atomic.Int64
+	listenEvery    time.Duration
 }
 
 var _ gengate.Store = (*DB)(nil)
@@ -60,7 +65,7 @@ func IsPostgres(url string) bool {
 func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error) {
 	o := options{postgresConns: DefaultPostgresConns, sqliteBatch: DefaultSQLiteBatch, connWait: DefaultConnWait, walMB: DefaultSQLiteWALMB,
 		batchWait: DefaultBatchWait, sqliteWait: DefaultSQLiteBatchWait,
-		maxEndpointEvents: gengate.DefaultMaxWebhookEventsPerEndpoint}
+		maxEndpointEvents: gengate.DefaultMaxWebhookEventsPerEndpoint, batchTimeout: DefaultBatchTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -158,10 +163,10 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 			s.Close()
 			return nil, err
 		}
-		s.w = newGroupWriter(s.db, o.sqliteBatch, o.sqliteWait, s.ckpt)
+		s.w = newGroupWriter(s.db, o.sqliteBatch, o.sqliteWait, o.batchTimeout, s.ckpt)
 	} else {
-		s.work = newWorkNotifier(s.db)
-		s.create = newPGCreator(s.db, o.batchWait, s.work.wake)
+		s.work = newWorkNotifier(s.db, o.batchTimeout)
+		s.create = newPGCreator(s.db, o.batchWait, o.batchTimeout, s.work.wake)
 	}
 	if o.fileBox != nil { // only under the server's key: a tool's own key would lose them
 		err := s.checkServerKey(ctx)
@@ -217,6 +222,22 @@ type options struct {
 	log                        *slog.Logger       // schema.go
 	existing                   bool               // existing.go
 	maxEndpointEvents          int                // webhooks.go
+	batchTimeout               time.Duration      // groupcommit.go, pgcreate.go, pgnotify.go
+}
+
+// DefaultBatchTimeout is the default of serve --db-batch-timeout: the
+// longest one shared batch may take (the SQLite writer's batch, a batch
+// of task creations on PostgreSQL, a work notification) before it is
+// given up and its callers answered with an error. Batches take
+// milliseconds; this bounds one stuck on a connection that stopped
+// answering, which would otherwise hold every write behind it, and
+// shutdown.
+const DefaultBatchTimeout = 30 * time.Second
+
+// WithBatchTimeout sets the longest one shared batch may take (at least
+// 1ms; DefaultBatchTimeout when not set).
+func WithBatchTimeout(d time.Duration) Option {
+	return func(o *options) { o.batchTimeout = max(d, time.Millisecond) }
 }
 
 // Option changes how Open opens the database.
@@ -331,18 +352,26 @@ const (
 )
 
 // Listen calls fn for each notification on PostgreSQL until ctx ends,
-// reconnecting after errors. On SQLite, which has no notifications, it
-// returns at once.
-func (s *DB) Listen(ctx context.Context, fn func(channel, payload string)) error {
+// reconnecting after errors. Each failure (a connection, a LISTEN or a
+// wait that failed, or a connection that stopped answering) is logged on
+// log and counted (ListenFailures): while no one listens, waiting requests
+// and idle workers fall back to their rechecks. On SQLite, which has no
+// notifications, it returns at once.
+func (s *DB) Listen(ctx context.Context, log *slog.Logger, fn func(channel, payload string)) error {
 	if !s.postgres {
 		return nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	for ctx.Err() == nil {
 		err := s.listenOnce(ctx, fn)
 		if ctx.Err() != nil {
 			return nil
 		}
-		_ = err
+		s.listenFailures.Add(1)
+		log.Error("listening for PostgreSQL notifications failed; waits fall back to their rechecks until it is back",
+			"err", err, "failures", s.listenFailures.Load())
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -351,26 +380,68 @@ func (s *DB) Listen(ctx context.Context, fn func(channel, payload string)) error
 	return nil
 }
 
+// ListenFailures returns how many times listening for notifications
+// failed since the store was opened (/metrics:
+// gengate_postgres_listen_failures_total).
+func (s *DB) ListenFailures() int64 { return s.listenFailures.Load() }
+
+// listenCheck is how long a listening connection may go without a
+// notification before it is asked to answer (within listenDeadline): a
+// connection that broke without a word (a peer gone, a network path cut)
+// is found and replaced, not waited on for ever.
+const (
+	listenCheck    = 30 * time.Second
+	listenDeadline = 10 * time.Second
+)
+
 func (s *DB) listenOnce(ctx context.Context, fn func(channel, payload string)) error {
-	conn, err := pgx.Connect(ctx, s.url)
+	dctx, cancel := context.WithTimeout(ctx, listenDeadline)
+	conn, err := pgx.Connect(dctx, s.url)
+	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.Background())
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), listenDeadline)
+		defer cancel()
+		conn.Close(cctx)
+	}()
 	for _, ch := range []string{ChannelTask, ChannelWork} {
-		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
-			return err
+		dctx, cancel := context.WithTimeout(ctx, listenDeadline)
+		_, err := conn.Exec(dctx, "LISTEN "+ch)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("LISTEN %s: %w", ch, err)
 		}
 	}
 	// Something may have happened while no one listened.
 	fn(ChannelWork, "")
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, s.listenCheck())
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
 		if err != nil {
-			return err
+			if ctx.Err() != nil || wctx.Err() == nil { // ended, or a failure of its own
+				return fmt.Errorf("wait for notifications: %w", err)
+			}
+			// Quiet for a while: is the connection still there?
+			dctx, cancel := context.WithTimeout(ctx, min(listenDeadline, s.listenCheck()))
+			err = conn.Ping(dctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("listening connection does not answer: %w", err)
+			}
+			continue
 		}
 		fn(n.Channel, n.Payload)
 	}
+}
+
+func (s *DB) listenCheck() time.Duration {
+	if s.listenEvery > 0 {
+		return s.listenEvery
+	}
+	return listenCheck
 }
 
 // isUnique reports whether err is a unique-constraint violation.
