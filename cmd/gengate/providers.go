@@ -21,6 +21,7 @@ import (
 	"github.com/gengate/gengate/internal/engine/replicate"
 	"github.com/gengate/gengate/internal/engine/sandbox"
 	"github.com/gengate/gengate/internal/engine/upstream"
+	"github.com/gengate/gengate/internal/httpapi"
 )
 
 type upstreamConfig = upstream.Config
@@ -270,4 +271,13 @@ func kinds() []string {
 	}
 	sort.Strings(k)
 	return k
+}
+
+// facades are the engines' inverse mappings the Replicate- and
+// fal-compatible APIs take callers' inputs through (internal/httpapi,
+// facades.go): whatever providers are configured, a caller names models
+// and inputs as those providers do.
+var facades = httpapi.Facades{
+	ReplicateInput: replicate.Inverse, ReplicateVersion: replicate.Version,
+	FalInput: fal.Inverse, FalVariants: fal.Variants,
 }

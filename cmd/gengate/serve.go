@@ -319,6 +319,7 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, log 
 		Console:        console.New(console.Config{PublicURL: cfg.PublicURL}),
 		Accounts:       cfg.Accounts.httpConfig(probe),
 		TrustedProxies: trusted,
+		Facades:        facades,
 	}, log)
 	srv := newHTTPServer(cfg, handler)
 	fmt.Fprintf(stdout, "gengate listening on http://%s\n", ln.Addr())

@@ -64,6 +64,9 @@ type Config struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For and Forwarded
 	// headers name the client (clientaddr.go); empty believes none.
 	TrustedProxies TrustedProxies
+	// Facades holds the engines' inverse mappings for the Replicate- and
+	// fal-compatible APIs (facades.go).
+	Facades Facades
 	// Waiting holds the synchronous calls parked off net/http while they
 	// wait (parked.go); the server waits for their answers when it shuts
 	// down. Nil makes one.
@@ -88,6 +91,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
 		probes: &probeCache{results: map[string]probeResult{}}, drained: drainContext(cfg.Drain),
 		waiting: cfg.Waiting}
+	a.facades = newFacadeIndex(svc, cfg.Facades)
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -108,6 +112,15 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("POST /api/v1/webhooks/events/{eventId}/replay", a.auth(a.handleReplayWebhookEvent()))
 	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
 	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
+	// Replicate-compatible predictions (replicate.go).
+	mux.Handle("POST /v1/models/{owner}/{name}/predictions", a.replicateAuth(a.replicateRateLimit(a.handleReplicateModelPredictions())))
+	mux.Handle("POST /v1/predictions", a.replicateAuth(a.replicateRateLimit(a.handleReplicatePredictions())))
+	mux.Handle("GET /v1/predictions", a.replicateAuth(a.handleReplicateList()))
+	mux.Handle("GET /v1/predictions/{id}", a.replicateAuth(a.handleReplicateGet()))
+	mux.Handle("POST /v1/predictions/{id}/cancel", a.replicateAuth(a.handleReplicateCancel()))
+	// fal's server-proxy protocol for fal's clients (falproxy.go): the
+	// method and the x-fal-target-url header say what is asked.
+	mux.Handle("/fal/proxy", a.handleFalProxy())
 	mux.Handle("GET /api/v1/openapi.json", a.handleOpenAPI())
 	mux.Handle("GET /docs/api", a.handleAPIDocs())
 	mux.Handle("GET /files/{name}", a.handleFile())
@@ -159,6 +172,7 @@ type api struct {
 	probes    *probeCache
 	drained   context.Context // ends when cfg.Drain closes
 	waiting   *Waiting        // the parked calls (parked.go)
+	facades   *facadeIndex    // provider model names (facades.go)
 }
 
 type ctxKey int
@@ -170,6 +184,10 @@ const (
 )
 
 func requestID(r *http.Request) string { s, _ := r.Context().Value(keyRequestID).(string); return s }
+
+func withAPIKey(ctx context.Context, k *gengate.APIKey) context.Context {
+	return context.WithValue(ctx, keyAPIKey, k)
+}
 
 func apiKey(r *http.Request) *gengate.APIKey {
 	k, _ := r.Context().Value(keyAPIKey).(*gengate.APIKey)

@@ -134,7 +134,8 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		svc.ProvidersConfigured = true
 	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
-		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken, MaxBody: o.maxBody, Waiting: o.waiting}, log))
+		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken, MaxBody: o.maxBody, Waiting: o.waiting,
+		Facades: testFacades}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())
