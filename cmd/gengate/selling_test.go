@@ -1,9 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v85/webhook"
 )
 
 // TestTestKeyAndCodesCLI is the issue's check from outside, through run:
@@ -43,5 +52,65 @@ func TestTestKeyAndCodesCLI(t *testing.T) {
 	wantCode(t, r, http.StatusNotFound)
 	if r.str("code") != "CODE_UNKNOWN" {
 		t.Errorf("unknown code answered %v", r.json)
+	}
+}
+
+// TestStripeTopUpServe is the issue's check of card top-ups from outside:
+// serve with --stripe-secret-key, --stripe-webhook-secret, --stripe-api-url
+// (a fake of Stripe's "Create a Checkout Session", per its API reference),
+// --credit-price 0.01 and --currency usd; a checkout of 1,000 credits
+// creates one Checkout Session in payment mode and answers its
+// checkout.stripe.com url; a forged event grants nothing; the signed
+// checkout.session.completed grants 1,000 once, and its redelivery grants
+// nothing more.
+func TestStripeTopUpServe(t *testing.T) {
+	var mu sync.Mutex
+	var forms []url.Values
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(body))
+		mu.Lock()
+		forms = append(forms, form)
+		mu.Unlock()
+		if r.URL.Path != "/v1/checkout/sessions" || r.Header.Get("Authorization") != "Bearer sk_test_cli" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id": "cs_test_cli1", "object": "checkout.session", "mode": %q, "url": "https://checkout.stripe.com/c/pay/cs_test_cli1"}`, form.Get("mode"))
+	}))
+	defer fake.Close()
+	dir := t.TempDir()
+	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0", "--stripe-secret-key", "sk_test_cli", "--stripe-webhook-secret", "whsec_cli",
+		"--stripe-api-url", fake.URL, "--credit-price", "0.01", "--currency", "usd")
+	r := mustAPI(t, srv.base, "POST", "/api/v1/account/checkout", srv.key, map[string]any{"credits": 1000}, nil)
+	wantCode(t, r, http.StatusCreated)
+	if r.str("id") != "cs_test_cli1" || !strings.HasPrefix(r.str("url"), "https://checkout.stripe.com/") {
+		t.Fatalf("checkout answered %v", r.json)
+	}
+	if len(forms) != 1 || forms[0].Get("mode") != "payment" || forms[0].Get("line_items[0][price_data][unit_amount]") != "1" ||
+		forms[0].Get("line_items[0][quantity]") != "1000" || forms[0].Get("line_items[0][price_data][currency]") != "usd" {
+		t.Fatalf("sessions created: %v", forms)
+	}
+	event, _ := json.Marshal(map[string]any{"id": "evt_cli", "object": "event", "type": "checkout.session.completed", "created": time.Now().Unix(),
+		"data": map[string]any{"object": map[string]any{"id": "cs_test_cli1", "object": "checkout.session", "mode": "payment", "payment_status": "paid",
+			"client_reference_id": srv.account, "metadata": map[string]string{"gengate_account": srv.account, "gengate_credits": "1000"}}}})
+	deliver := func(secret string) httpResult {
+		p := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: event, Secret: secret})
+		res, err := api(srv.base, "POST", "/api/v1/stripe/webhook", "", json.RawMessage(event), map[string]string{"Stripe-Signature": p.Header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	wantCode(t, deliver("whsec_forged"), http.StatusBadRequest)
+	balance := func() int { return mustAPI(t, srv.base, "GET", "/api/v1/account", srv.key, nil, nil).num("remainingCredits") }
+	if b := balance(); b != 1000 {
+		t.Fatalf("a forged event changed the balance to %d", b)
+	}
+	wantCode(t, deliver("whsec_cli"), http.StatusOK)
+	wantCode(t, deliver("whsec_cli"), http.StatusOK)
+	if b := balance(); b != 2000 {
+		t.Fatalf("balance %d after the event and its redelivery, want 2000", b)
 	}
 }

@@ -138,8 +138,16 @@ func (a *api) handleLedger() http.Handler {
 				}
 			}
 		}
+		csvOut := false
+		if err == nil {
+			csvOut, err = wantsCSV(r)
+		}
 		if err != nil {
 			writeError(w, r, a.log, err)
+			return
+		}
+		if csvOut { // exports.go
+			a.ledgerCSV(w, r, apiKey(r).AccountID, before)
 			return
 		}
 		// One more than asked tells whether another page follows.
@@ -228,8 +236,16 @@ func (a *api) handleTasks() http.Handler {
 		if err == nil {
 			f.After, err = readTaskCursor(r)
 		}
+		csvOut := false
+		if err == nil {
+			csvOut, err = wantsCSV(r)
+		}
 		if err != nil {
 			writeError(w, r, a.log, err)
+			return
+		}
+		if csvOut { // exports.go
+			a.tasksCSV(w, r, apiKey(r).AccountID, f)
 			return
 		}
 		limit := f.Limit

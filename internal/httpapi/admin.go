@@ -27,6 +27,7 @@ func (a *api) adminRoutes(mux gatedMux) {
 	mux.Handle("POST /api/v1/admin/review/{jobId}", op(a.handleAdminSettle()))
 	mux.Handle("GET /api/v1/admin/engines", op(a.handleAdminEngines()))
 	mux.Handle("POST /api/v1/admin/codes", op(a.handleAdminCodes()))
+	mux.Handle("GET /api/v1/admin/purchases", op(a.handleAdminPurchases()))
 }
 
 // operator lets only operators through.

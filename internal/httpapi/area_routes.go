@@ -14,6 +14,8 @@ func (a *api) accountRoutes(mux gatedMux) {
 	mux.Handle("GET /api/v1/account/ledger", a.auth(a.handleLedger()))
 	mux.Handle("GET /api/v1/account/usage", a.auth(a.handleUsage()))
 	mux.Handle("POST /api/v1/account/redeem", a.auth(a.handleRedeem()))
+	mux.Handle("POST /api/v1/account/checkout", a.auth(a.handleCheckout()))
+	mux.Handle("POST /api/v1/stripe/webhook", a.handlePaymentWebhook())
 	mux.Handle("GET /api/generation/jobs", a.auth(a.handleTasks()))
 	mux.Handle("GET /api/v1/keys", a.auth(a.handleKeys()))
 	mux.Handle("POST /api/v1/keys", a.auth(a.handleCreateKey()))

@@ -372,6 +372,10 @@ func (a *api) handleSession() http.Handler {
 // handleAuthConfig is GET /api/v1/auth/config.
 func (a *api) handleAuthConfig() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"openSignup": a.cfg.Accounts.OpenSignup})
+		body := map[string]any{"openSignup": a.cfg.Accounts.OpenSignup}
+		if t := a.topUpConfig(); t != nil { // topup.go: the console's "Buy credits"
+			body["topUp"] = t
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 }

@@ -59,7 +59,7 @@ var problemCodes = []string{
 	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
 	gengate.EUnsupportedMedia, gengate.EKeyReused, gengate.ERateLimited, gengate.EFailed, gengate.EInternal,
 	"FORBIDDEN", "CSRF_TOKEN_INVALID", "INVALID_CREDENTIALS", "INVALID_LINK", "SIGNUP_CLOSED", "EMAIL_TAKEN",
-	"SPEND_LIMIT_EXCEEDED", gengate.ECodeUnknown, gengate.ECodeUsed, gengate.ECodeExpired, gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
+	"SPEND_LIMIT_EXCEEDED", gengate.ECodeUnknown, gengate.ECodeUsed, gengate.ECodeExpired, gengate.ESignature, gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
 }
 
 var fieldCodes = []string{
@@ -235,6 +235,12 @@ func withConnBudget(responses obj) obj {
 		r["description"] = d + "; or OVERLOADED: " + dbWait
 	}
 	return responses
+}
+
+// withCSV adds a list's CSV form (?format=csv) to its 200 answer.
+func withCSV(r obj) obj {
+	r["content"].(obj)["text/csv"] = obj{"schema": obj{"type": "string", "description": "a header row, then one row per item"}}
+	return r
 }
 
 func jsonBody(schema obj) obj {
@@ -456,8 +462,9 @@ func OpenAPI(c *gengate.Catalog) obj {
 			}, pathParam("id")),
 		},
 		"/api/generation/jobs": obj{"get": op("List the account's tasks, newest first", true, obj{
-			"200": response("a page of task records", page(ref("TaskRecord"))), "400": problem("INVALID_REQUEST naming the bad parameter")},
-			queryParams("status", "modelId", "type", "test", "limit", "cursor"))},
+			"200": withCSV(response("a page of task records; with format=csv every matching task as CSV, streamed", page(ref("TaskRecord")))),
+			"400": problem("INVALID_REQUEST naming the bad parameter")},
+			queryParams("status", "modelId", "type", "test", "format", "limit", "cursor"))},
 		"/api/v1/files": obj{"post": op("Upload an input file (raw body or multipart/form-data with a file part)", true, obj{
 			"201": response("the file's URL, usable as any input", ref("Upload"), "Location"),
 			"400": problem("INPUT_UNDECODABLE or a missing file part"), "413": problem("INPUT_TOO_LARGE"),
@@ -544,11 +551,28 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/v1/auth/signup":  obj{"post": op("Open sign-up", false, withStore(smallBody(obj{"201": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "403": problem("SIGNUP_CLOSED"), "409": problem("EMAIL_TAKEN")})))},
 		"/api/v1/auth/signout": obj{"post": op("Sign out", false, withStore(obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID")}))},
 		"/api/v1/auth/session": obj{"get": op("The current session", false, withStore(obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")}))},
-		"/api/v1/auth/config":  obj{"get": op("Sign-up configuration", false, obj{"200": response("config", object(obj{"openSignup": obj{"type": "boolean"}}, "openSignup"))})},
-		"/api/v1/account":      obj{"get": op("The caller's account", true, obj{"200": response("the account", ref("Account"))})},
+		"/api/v1/auth/config": obj{"get": op("Sign-up and top-up configuration", false, obj{"200": response("config", object(obj{"openSignup": obj{"type": "boolean"},
+			"topUp": object(obj{"currency": str(), "unitAmount": integer(), "minCredits": integer(), "maxCredits": integer()},
+				"currency", "unitAmount", "minCredits", "maxCredits")}, "openSignup"))})},
+		"/api/v1/account": obj{"get": op("The caller's account", true, obj{"200": response("the account", ref("Account"))})},
 		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true,
-			obj{"200": response("a page of ledger entries", ref("LedgerPage")), "400": problem("INVALID_REQUEST naming the bad parameter")},
-			queryParams("limit", "cursor"))},
+			obj{"200": withCSV(response("a page of ledger entries; with format=csv the whole ledger as CSV, streamed", ref("LedgerPage"))),
+				"400": problem("INVALID_REQUEST naming the bad parameter")},
+			queryParams("format", "limit", "cursor"))},
+		"/api/v1/account/checkout": obj{"post": op("Buy credits by card: a Stripe Checkout Session", true, smallBody(obj{
+			"201": response("the session and its Stripe-hosted page", object(obj{"id": str(), "url": str()}, "id", "url")),
+			"400": problem("INVALID_REQUEST naming credits"), "404": problem("NOT_FOUND: card top-ups are not configured")}),
+			jsonBody(closed(obj{"credits": integer()}, "credits")))},
+		"/api/v1/stripe/webhook": obj{"post": op("Stripe's signed events (Stripe-Signature)", false, withStore(obj{
+			"200": response("applied, or nothing to do", object(obj{"received": obj{"const": true}, "id": str()}, "received")),
+			"400": problem("SIGNATURE_INVALID: a wrong or stale signature; nothing changed"),
+			"404": problem("NOT_FOUND: card top-ups are not configured"), "413": problem("PAYLOAD_TOO_LARGE: over 1 MiB")}),
+			jsonBody(obj{"type": "object"}))},
+		"/api/v1/admin/purchases": obj{"get": op("Operator: card top-ups", true, obj{"200": response("purchases, newest first",
+			object(obj{"data": arr(object(obj{"sessionId": str(), "accountId": str(), "credits": integer(), "paymentIntent": str(),
+				"amountTotal": integer(), "currency": str(), "createdAt": str(), "refundedCredits": integer(), "takenBack": integer()},
+				"sessionId", "accountId", "credits", "createdAt", "refundedCredits", "takenBack"))}, "data")),
+			"400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN")}, queryParams("unrecovered", "limit"))},
 		"/api/v1/account/usage": obj{"get": op("Net credits per model", true, obj{"200": response("usage", object(obj{"data": arr(object(obj{
 			"modelId": str(), "tasks": integer(), "credits": integer()}, "modelId", "tasks", "credits"))}, "data")), "400": problem("INVALID_REQUEST")}, queryParams("days"))},
 		"/api/v1/account/redeem": obj{"post": op("Redeem a code for credits", true, smallBody(obj{

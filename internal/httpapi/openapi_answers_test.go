@@ -100,6 +100,7 @@ func TestEveryOperationRefusesStrangers(t *testing.T) {
 // request id.
 func TestEveryOperationDatabaseDown(t *testing.T) {
 	s := newStack(t, stackOpts{noWorkers: true, accounts: httpapi.AccountsConfig{OpenSignup: true}})
+	s.withStripe("http://127.0.0.1:1") // topup_test.go: the webhook reaches the database
 	h := s.holder(100, true)
 	id := wantAccepted(t, s.generate(h.key, flux("a cat"), async))
 	up := s.do(call{Method: "POST", Path: "/api/v1/files", Key: h.key, Body: testPNG(t, 8, 8), Header: map[string]string{"Content-Type": "image/png"}})
@@ -156,6 +157,8 @@ func TestEveryOperationDatabaseDown(t *testing.T) {
 			}
 		case "/v1/images/generations":
 			c.Body = map[string]any{"model": "flux", "prompt": "a cat"}
+		case "/api/v1/stripe/webhook": // signed, so its grant reaches the database
+			c = stripeEvent(t, testWebhookSecret, "evt_db", "checkout.session.completed", paidSession("cs_db", h.account, 100, "pi_db"), time.Now())
 		}
 		r := s.do(c)
 		if op.openAI {
@@ -184,6 +187,7 @@ func TestEveryBodyOverTheSmallCap(t *testing.T) {
 		"/api/v1/keys": "", "/api/v1/keys/{keyId}": keyID, "/api/v1/auth/signin": "", "/api/v1/auth/link": "", "/api/v1/auth/signup": "",
 		"/api/v1/admin/accounts": "", "/api/v1/admin/accounts/{id}/credits": h.account, "/api/v1/admin/accounts/{id}/link": h.account,
 		"/api/v1/admin/review/{jobId}": gengate.NewID(), "/api/v1/quote": "",
+		"/api/v1/account/redeem": "", "/api/v1/admin/codes": "", "/api/v1/account/checkout": "",
 	}
 	before := s.balance(h.account)
 	for _, op := range documentedOperations(t) {

@@ -42,6 +42,7 @@ var statusOf = map[string]int{
 	gengate.ECodeUnknown:        http.StatusNotFound,
 	gengate.ECodeUsed:           http.StatusConflict,
 	gengate.ECodeExpired:        http.StatusGone,
+	gengate.ESignature:          http.StatusBadRequest,
 }
 
 // writeError answers with err as a problem body. The client gets the

@@ -204,7 +204,7 @@ async function linkPage(main, rest) {
 
 // ---------- overview ----------
 
-async function overviewPage(main, _rest, _q, seq) {
+async function overviewPage(main, _rest, q, seq) {
   document.title = 'Overview · gengate';
   replace(main, h('h1', {}, 'Overview'), h('p', { class: 'muted' }, 'Loading…'));
   const [acct, usage, recent] = await Promise.all([
@@ -220,12 +220,16 @@ async function overviewPage(main, _rest, _q, seq) {
   const tasks = rows.reduce((a, r) => a + (r.tasks || 0), 0);
   const top = Math.max(1, ...rows.map(r => r.credits || 0));
   const bar = (v) => { const b = h('span', { class: 'bar' }); b.style.width = Math.max(2, Math.round(100 * v / top)) + '%'; return h('span', { class: 'bar-track' }, b); };
+  const checkout = q.get('checkout');
   replace(main,
     h('h1', {}, 'Overview'),
+    checkout === 'success' ? note('Payment received. The credits are added as soon as Stripe confirms it, usually within seconds; reload to see them.') : null,
+    checkout === 'canceled' ? note('The payment was canceled; nothing was charged.', 'warn') : null,
     h('div', { class: 'cards' },
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Balance'), h('div', { class: 'stat-value', id: 'overview-balance' }, fmtNum(acct.remainingCredits)), h('div', { class: 'muted' }, 'credits')),
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Spent, 30 days'), h('div', { class: 'stat-value' }, fmtNum(spent)), h('div', { class: 'muted' }, 'credits')),
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Tasks, 30 days'), h('div', { class: 'stat-value' }, fmtNum(tasks)), h('div', { class: 'muted' }, h('a', { href: '#/playground' }, 'New generation →')))),
+    creditsCard(),
     h('section', { class: 'card' }, h('h2', {}, 'Spend by model, last 30 days'),
       table(['Model', 'Share', '#Tasks', '#Credits'], rows.map(r => [modelName(r.modelId), bar(r.credits || 0), fmtNum(r.tasks), fmtNum(r.credits)]),
         'No spending in the last 30 days.')),
@@ -233,12 +237,57 @@ async function overviewPage(main, _rest, _q, seq) {
       table(taskHeads, (recent.data || []).map(taskRow), 'No tasks yet. Try the playground.')));
 }
 
+// creditsCard is the overview's "Buy credits" (only when the server sells
+// by card: GET /api/v1/auth/config has topUp) and its redeem box.
+function creditsCard() {
+  const t = state.config.topUp;
+  const parts = [];
+  if (t) {
+    const amount = h('input', { type: 'number', id: 'buy-credits', name: 'credits', min: t.minCredits, max: t.maxCredits, step: 1, value: t.minCredits, required: true });
+    const price = h('span', { class: 'muted', id: 'buy-price' });
+    const show = () => { price.textContent = amount.value ? (Number(amount.value) * t.unitAmount / 100).toFixed(2) + ' ' + t.currency.toUpperCase() : ''; };
+    amount.addEventListener('input', show);
+    show();
+    const err = errorSlot();
+    const button = h('button', { type: 'submit', class: 'btn primary', id: 'buy-button' }, 'Buy credits');
+    const form = h('form', { id: 'buy-form', class: 'inline-form' }, field('Credits', amount, price), h('div', { class: 'field end' }, button));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      err.clear();
+      try {
+        const c = await busy(button, () => post('/api/v1/account/checkout', { credits: Number(amount.value) }));
+        location.assign(c.url); // Stripe's hosted page; it brings the buyer back here
+      } catch (e) { err.show(e); }
+    });
+    parts.push(form, err);
+  }
+  const code = h('input', { type: 'text', id: 'redeem-code', name: 'code', required: true, autocomplete: 'off', placeholder: 'GG-XXXX-XXXX-XXXX-XXXX' });
+  const rerr = errorSlot();
+  const done = h('div', { id: 'redeem-done' });
+  const rbutton = h('button', { type: 'submit', class: 'btn', id: 'redeem-button' }, 'Redeem');
+  const rform = h('form', { id: 'redeem-form', class: 'inline-form' }, field('Redemption code', code), h('div', { class: 'field end' }, rbutton));
+  rform.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    rerr.clear();
+    try {
+      const r = await busy(rbutton, () => post('/api/v1/account/redeem', { code: code.value }));
+      refreshBalance(r.remainingCredits);
+      const b = document.getElementById('overview-balance');
+      if (b) b.textContent = fmtNum(r.remainingCredits);
+      replace(done, note('Code redeemed: the balance is now ' + fmtNum(r.remainingCredits) + ' credits.'));
+      rform.reset();
+    } catch (e) { rerr.show(e); }
+  });
+  parts.push(rform, rerr, done);
+  return h('section', { class: 'card', id: 'credits-card' }, h('h2', {}, t ? 'Add credits' : 'Redeem a code'), ...parts);
+}
+
 // ---------- tasks ----------
 
 async function tasksPage(main, _rest, q, seq) {
   document.title = 'Tasks · gengate';
   const models = await loadModels().catch(() => []);
-  const f = { status: q.get('status') || '', modelId: q.get('modelId') || '', type: q.get('type') || '' };
+  const f = { status: q.get('status') || '', modelId: q.get('modelId') || '', type: q.get('type') || '', test: q.get('test') || '' };
   const sel = (name, label, options) => {
     const s = h('select', { name, id: 'filter-' + name }, options.map(([v, t]) => h('option', { value: v, selected: f[name] === v }, t)));
     s.addEventListener('change', () => {
@@ -252,7 +301,9 @@ async function tasksPage(main, _rest, q, seq) {
     h('form', { class: 'filters', 'aria-label': 'Filter tasks' },
       sel('status', 'Status', [['', 'Any status'], ['processing', 'Processing'], ['succeeded', 'Succeeded'], ['failed', 'Failed'], ['needs_review', 'Needs review']]),
       sel('modelId', 'Model', [['', 'Any model'], ...models.map(m => [m.id, m.name])]),
-      sel('type', 'Type', [['', 'Images and videos'], ['image', 'Images'], ['video', 'Videos']])),
+      sel('type', 'Type', [['', 'Images and videos'], ['image', 'Images'], ['video', 'Videos']]),
+      sel('test', 'Keys', [['', 'Live and test'], ['false', 'Live keys'], ['true', 'Test keys']]),
+      h('a', { class: 'btn', id: 'tasks-csv', href: '/api/generation/jobs' + qs({ ...f, format: 'csv' }), download: '' }, 'Download CSV')),
     list);
   const page = await get('/api/generation/jobs' + qs({ ...f, limit: 20, cursor: q.get('cursor') }));
   if (!current(seq)) return;
@@ -339,7 +390,7 @@ async function ledgerPage(main, _rest, _q, seq) {
     if (!current(seq)) return;
     for (const e of page.data || []) {
       body.appendChild(h('tr', {},
-        h('td', {}, fmtDate(e.createdAt)), h('td', {}, badge(e.kind, e.kind === 'charge' ? 'muted' : e.kind === 'refund' || e.kind === 'grant' ? 'ok' : 'info')),
+        h('td', {}, fmtDate(e.createdAt)), h('td', {}, badge(e.kind, e.kind === 'charge' ? 'muted' : ['refund', 'grant', 'purchase', 'redemption'].includes(e.kind) ? 'ok' : 'info')),
         h('td', {}, e.taskId ? h('a', { href: '#/tasks/' + encodeURIComponent(e.taskId), class: 'mono' }, shortID(e.taskId)) : ''),
         h('td', {}, e.note || ''),
         h('td', { class: 'num ' + (e.amount < 0 ? 'neg' : 'pos') }, (e.amount > 0 ? '+' : '') + fmtNum(e.amount)),
@@ -350,7 +401,8 @@ async function ledgerPage(main, _rest, _q, seq) {
     if (!body.children.length) wrap.replaceWith(h('p', { class: 'empty' }, 'No entries yet.'));
   };
   more.addEventListener('click', () => busy(more, load));
-  replace(main, h('h1', {}, 'Ledger'), h('p', { class: 'muted' }, 'Every change to the balance, newest first.'), wrap, h('div', { class: 'pager' }, more));
+  replace(main, h('div', { class: 'card-head' }, h('h1', {}, 'Ledger'), h('a', { class: 'btn', id: 'ledger-csv', href: '/api/v1/account/ledger?format=csv', download: '' }, 'Download CSV')),
+    h('p', { class: 'muted' }, 'Every change to the balance, newest first: charges and refunds of tasks, grants, purchases by card, redeemed codes.'), wrap, h('div', { class: 'pager' }, more));
   await load();
 }
 
