@@ -104,7 +104,9 @@ func TestStripeTopUpServe(t *testing.T) {
 		return res
 	}
 	wantCode(t, deliver("whsec_forged"), http.StatusBadRequest)
-	balance := func() int { return mustAPI(t, srv.base, "GET", "/api/v1/account", srv.key, nil, nil).num("remainingCredits") }
+	balance := func() int {
+		return mustAPI(t, srv.base, "GET", "/api/v1/account", srv.key, nil, nil).num("remainingCredits")
+	}
 	if b := balance(); b != 1000 {
 		t.Fatalf("a forged event changed the balance to %d", b)
 	}

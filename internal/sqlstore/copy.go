@@ -355,7 +355,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
 		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads, task_progress,
-			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts, webhook_backoff IN EXCLUSIVE MODE`); err != nil {
+			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts, webhook_backoff, redemption_codes, purchases IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}
