@@ -57,7 +57,7 @@ func TestRefusedRequests(t *testing.T) {
 		{"unknown field", map[string]any{"type": "image", "modelId": "flux", "prompt": "x", "colour": "red"}, nil, 400, gengate.EInvalid, gengate.FieldUnknown, "colour"},
 		{"option the model cannot do: numOutputs", map[string]any{"type": "image", "modelId": "nano-banana", "prompt": "x", "numOutputs": 2}, nil, 400, gengate.EUnsupportedOption, gengate.FieldUnsupported, "numOutputs"},
 		{"option the model cannot do: webp", map[string]any{"type": "image", "modelId": "flux", "prompt": "x", "outputFormat": "webp"}, nil, 400, gengate.EUnsupportedOption, gengate.FieldUnsupported, "outputFormat"},
-		{"option the model cannot do: aspect", map[string]any{"type": "image", "modelId": "gpt-image-2-5-flare", "prompt": "x", "aspectRatio": "16:9"}, nil, 400, gengate.EUnsupportedOption, gengate.FieldUnsupported, "aspectRatio"},
+		{"option the model cannot do: aspect", map[string]any{"type": "image", "modelId": "gpt-image-2-5-flare", "prompt": "x", "aspectRatio": "21:9"}, nil, 400, gengate.EUnsupportedOption, gengate.FieldUnsupported, "aspectRatio"},
 		{"numOutputs out of range", map[string]any{"type": "image", "modelId": "flux", "prompt": "x", "numOutputs": 5}, nil, 400, gengate.EUnsupportedOption, gengate.FieldUnsupported, "numOutputs"},
 		{"prompt too long", map[string]any{"type": "image", "modelId": "flux", "prompt": prompt(32001)}, nil, 400, gengate.EInvalid, gengate.FieldTooLong, "prompt"},
 		{"prompt too long in runes", map[string]any{"type": "image", "modelId": "flux", "prompt": strings.Repeat("é", 32001)}, nil, 400, gengate.EInvalid, gengate.FieldTooLong, "prompt"},
