@@ -56,6 +56,9 @@ type Service struct {
 	// Routes overrides the catalog's routes of a model (by model id), in
 	// the order they are tried.
 	Routes map[string][]Route
+	// Registry, when set, holds the routes the providers' registries no
+	// longer list (CheckRegistries, registry.go): they leave routing.
+	Registry *Registry
 	// ProvidersConfigured says an upstream provider is configured: then the
 	// sandbox serves only routes that name it. Otherwise (the offline
 	// default) it serves every model no configured route can.
@@ -391,9 +394,13 @@ func (s *Service) RoutesFor(m *Model) []Route {
 	}
 	var out []Route
 	for _, r := range rs {
-		if _, ok := s.Engines[r.Engine]; ok {
-			out = append(out, r)
+		if _, ok := s.Engines[r.Engine]; !ok {
+			continue
 		}
+		if _, retired := s.Registry.Retired(r.Engine, r.Upstream); retired {
+			continue // its provider no longer lists it (registry.go)
+		}
+		out = append(out, r)
 	}
 	if _, ok := s.Engines["sandbox"]; ok && len(out) == 0 && !s.ProvidersConfigured {
 		out = append(out, Route{Engine: "sandbox", Upstream: m.ID})

@@ -152,6 +152,9 @@ type Config struct {
 	// comma-separated) whose X-Forwarded-For and Forwarded headers name
 	// the client (internal/httpapi/clientaddr.go).
 	TrustedProxies string
+	// RegistryCheck is how often the routes are checked against the
+	// providers' model registries (registry.go); 0 never.
+	RegistryCheck time.Duration
 	// The account area (accounts_flags.go).
 	Accounts AccountFlags
 	// PrintConfig asks serve to print the settings and exit.
@@ -187,6 +190,8 @@ func (c *Config) Validate() error {
 		return errors.New("--max-webhook-events-per-endpoint must be ≥ 1")
 	case c.ShutdownGrace < 0:
 		return errors.New("--shutdown-grace must be ≥ 0")
+	case c.RegistryCheck < 0:
+		return errors.New("--registry-check-interval must be ≥ 0")
 	case c.ProviderCheck < 0:
 		return errors.New("--provider-check-timeout must be ≥ 0")
 	case c.ProviderRecheck != 0 && c.ProviderRecheck < time.Second:
@@ -377,6 +382,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.ProviderCheck, "provider-check-timeout", 10*time.Second, "how long each provider's check at start may take (0: no checks)"),
 		f.dur(&c.ProviderRecheck, "provider-recheck", time.Minute, "how often each provider is checked again, so /readyz shows its state now (0: only at start)"),
 		f.dur(&c.WorkerStale, "worker-stale", 30*time.Second, "a worker process not seen for this long counts as gone in /readyz (workers beat every sixth of it)"),
+		f.dur(&c.RegistryCheck, "registry-check-interval", 6*time.Hour, "how often each provider's routes are checked against its model registry, at start and then at this interval (0: never)"),
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),

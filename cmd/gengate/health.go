@@ -142,3 +142,21 @@ func classifyHealth(err error) providerHealth {
 	}
 	return providerHealth{Status: healthError, Detail: ue.Message}
 }
+
+// checkRegistries checks the routes against the providers' model
+// registries (gengate.Service.CheckRegistries) at once, in the background,
+// and then every interval until ctx ends: a route its provider no longer
+// lists, or marks deprecated, leaves routing, shown in /readyz ("routes")
+// and logged at WARN; a registry that cannot be read changes nothing.
+func checkRegistries(ctx context.Context, svc *gengate.Service, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		svc.CheckRegistries(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -84,6 +84,7 @@ commands:
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
   restore --from S3-URL --data DIR [--timestamp T]
                                       restore the database, files and server key serve --replicate copied
+  providers check [--config FILE]     every route checked against its provider's model registry (model, provider, upstream id, state, upstream price)
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
   version                             print the version
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
@@ -105,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs" || cmd == "codes") &&
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs" || cmd == "codes" || cmd == "providers") &&
 		!strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
@@ -181,6 +182,8 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return benchE2E(ctx, rest, getenv, stdout, stderr)
 	case "bench bare":
 		return benchBare(ctx, rest, getenv, stdout, stderr)
+	case "providers check":
+		return providersCheck(ctx, rest, getenv, stdout, stderr)
 	case "generate ":
 		return generateCmd(ctx, rest, getenv, stdout, stderr)
 	case "jobs get", "jobs wait", "jobs cancel":

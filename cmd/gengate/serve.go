@@ -147,6 +147,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 		Catalog:             catalog,
 		Engines:             engs.All,
 		Routes:              engs.Routes,
+		Registry:            &gengate.Registry{},
 		ProvidersConfigured: len(engs.Providers) > 0,
 		Blobs:               blobs,
 		Fetcher: fetch.New(fetch.Config{AllowPrivate: cfg.AllowPrivate,
@@ -192,6 +193,9 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	health := checkProviders(ctx, engs, log, cfg.ProviderCheck, cfg.ProviderRecheck)
+	if cfg.RegistryCheck > 0 && len(engs.Providers) > 0 {
+		go checkRegistries(ctx, svc, cfg.RegistryCheck)
+	}
 	// Every role's operator surfaces (watch.go).
 	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
 	if err := errors.Join(metrics.Register(writeStagesCollector{store}), metrics.Register(queueCollector{store, log}),
@@ -205,7 +209,8 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	}
 	drain := make(chan struct{})
 	readiness := httpapi.ReadyHandler(httpapi.ReadyConfig{Checks: readyChecks(store, blobs, cfg.WorkerStale),
-		Providers: health.snapshot, Replication: replication, Drain: drain}, log)
+		Providers: health.snapshot, Replication: replication, Drain: drain,
+		Routes: func() any { return svc.Registry.Report() }}, log)
 	admin, err := startAdmin(cfg, metrics, readiness, stdout)
 	if err != nil {
 		return err

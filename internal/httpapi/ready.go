@@ -29,8 +29,11 @@ type ReadyConfig struct {
 	Providers func() any // shown, never failing
 	// Replication, when set, is serve --replicate's state, shown.
 	Replication func() any
-	Drain       <-chan struct{} // closed: unready
-	Timeout     time.Duration   // per check (default 3s)
+	// Routes, when set, is the state of the registry checks of the
+	// providers' routes (gengate.RegistryReport), shown as "routes".
+	Routes  func() any
+	Drain   <-chan struct{} // closed: unready
+	Timeout time.Duration   // per check (default 3s)
 }
 
 // ReadyHandler serves /readyz.
@@ -75,6 +78,11 @@ func ReadyHandler(cfg ReadyConfig, log *slog.Logger) http.Handler {
 		}
 		if cfg.Replication != nil {
 			body["replication"] = cfg.Replication()
+		}
+		if cfg.Routes != nil {
+			if p := cfg.Routes(); p != nil {
+				body["routes"] = p
+			}
 		}
 		writeJSON(w, status, body)
 	})

@@ -37,6 +37,11 @@ type Config struct {
 	// a replica behind or failing is a warning there, it does not make
 	// the service unready.
 	Replication func() any
+	// Routes, when set, gives the state of the registry checks of the
+	// providers' routes (gengate.RegistryReport), shown as "routes" in
+	// /readyz: the routes that left routing and why, and the registries
+	// that could not be read.
+	Routes func() any
 	// Drain, once closed, ends the waits of generate calls: they answer at
 	// once with their tasks (202), which go on. The server closes it when it
 	// shuts down. Nil never drains.
@@ -289,6 +294,11 @@ func (a *api) handleReady() http.Handler {
 		}
 		if a.cfg.Replication != nil {
 			body["replication"] = a.cfg.Replication()
+		}
+		if a.cfg.Routes != nil {
+			if p := a.cfg.Routes(); p != nil {
+				body["routes"] = p
+			}
 		}
 		writeJSON(w, http.StatusOK, body)
 	})

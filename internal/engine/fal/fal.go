@@ -49,13 +49,21 @@ type Config = upstream.Config
 // new process after a crash) can check any request.
 type Engine struct {
 	client *upstream.Client
+	// platform calls fal's Platform API (registry.go).
+	platform *upstream.Client
 }
 
 // New returns a fal engine.
 func New(cfg Config) *Engine {
 	c := upstream.NewClient("fal", cfg, DefaultBaseURL, "Authorization", "Key ", explain)
 	c.NotAccepted = ingressError
-	return &Engine{client: c}
+	// The Platform API (model registry, prices) is on its own host; a
+	// configured base URL (a mirror, a test's fake) serves both.
+	pcfg := cfg
+	if pcfg.BaseURL == "" || pcfg.BaseURL == DefaultBaseURL {
+		pcfg.BaseURL = PlatformURL
+	}
+	return &Engine{client: c, platform: upstream.NewClient("fal", pcfg, PlatformURL, "Authorization", "Key ", explain)}
 }
 
 // ingressError reports whether an error answer to a submit proves fal did

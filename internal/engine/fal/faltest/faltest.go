@@ -68,6 +68,16 @@ type Server struct {
 	fileAuth     []string
 	fetched      map[string][]byte
 	ingress      []int
+	// registry holds what the Platform API says of endpoints that differ
+	// from the default (every endpoint of Schemas is active): "deprecated",
+	// or "gone" (not listed at all); prices are the pricing API's.
+	registry map[string]string
+	prices   map[string]price
+}
+
+type price struct {
+	unitPrice float64
+	unit      string
 }
 
 type job struct {
@@ -164,6 +174,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"detail": "No user found for Key ID and Secret."})
 		return
 	}
+	if r.Method == http.MethodGet && path == "v1/models" {
+		s.models(w, r)
+		return
+	}
+	if r.Method == http.MethodGet && path == "v1/models/pricing" {
+		s.pricing(w, r)
+		return
+	}
 	parts := strings.Split(path, "/")
 	if len(parts) >= 4 && parts[2] == "requests" {
 		ownerApp, id, rest := parts[0]+"/"+parts[1], parts[3], strings.Join(parts[4:], "/")
@@ -184,6 +202,74 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.submit(w, r, path)
+}
+
+// Retire makes the Platform API report endpoint as status: "deprecated"
+// (listed with that status), "gone" (not listed at all), or "active".
+func (s *Server) Retire(endpoint, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.registry == nil {
+		s.registry = map[string]string{}
+	}
+	s.registry[endpoint] = status
+}
+
+// SetPrice makes the pricing API report endpoint at unitPrice USD per unit.
+func (s *Server) SetPrice(endpoint string, unitPrice float64, unit string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prices == nil {
+		s.prices = map[string]price{}
+	}
+	s.prices[endpoint] = price{unitPrice, unit}
+}
+
+// models serves the Platform API's model search in find mode, as fal
+// documents it (https://docs.fal.ai/platform-apis/v1/models, GET
+// https://api.fal.ai/v1/models): endpoint_id repeated, 1 to 50 ids; the
+// answer {"models": [{"endpoint_id", "metadata": {"display_name",
+// "category", "status": "active"|"deprecated", ...}}], "next_cursor",
+// "has_more"} lists the ids fal knows. Every endpoint of Schemas is
+// active unless Retire says otherwise.
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	ids := r.URL.Query()["endpoint_id"]
+	if len(ids) == 0 || len(ids) > 50 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []any{map[string]any{
+			"loc": []any{"query", "endpoint_id"}, "msg": "endpoint_id takes 1 to 50 values", "type": "value_error"}}})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	models := []any{}
+	for _, id := range ids {
+		st, set := s.registry[id]
+		if _, known := Schemas[id]; (!known && !set) || st == "gone" {
+			continue
+		}
+		if st == "" {
+			st = "active"
+		}
+		models = append(models, map[string]any{"endpoint_id": id, "metadata": map[string]any{
+			"display_name": id, "category": "text-to-image", "description": "", "status": st,
+			"tags": []any{}, "updated_at": "2026-11-01T00:00:00Z", "model_url": "https://fal.run/" + id}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": models, "next_cursor": nil, "has_more": false})
+}
+
+// pricing serves GET https://api.fal.ai/v1/models/pricing?endpoint_id=…:
+// {"prices": [{"endpoint_id", "unit_price", "unit", "currency"}]} for the
+// endpoints with a price (SetPrice).
+func (s *Server) pricing(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prices := []any{}
+	for _, id := range r.URL.Query()["endpoint_id"] {
+		if p, ok := s.prices[id]; ok {
+			prices = append(prices, map[string]any{"endpoint_id": id, "unit_price": p.unitPrice, "unit": p.unit, "currency": "USD"})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"prices": prices, "next_cursor": nil, "has_more": false})
 }
 
 // FailIngress makes the next n submits answer status (502, 503 or 504)

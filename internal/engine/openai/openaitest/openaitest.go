@@ -68,6 +68,7 @@ type Server struct {
 	key string
 
 	mu         sync.Mutex
+	retired    map[string]bool
 	compatible bool
 	shrink     int
 	lastFiles  map[string][]byte
@@ -108,12 +109,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1/videos/{id}/content", s.videoContent)
 	mux.HandleFunc("DELETE /v1/videos/{id}", s.deleteVideo)
 	mux.HandleFunc("GET /files/{name}", s.file)
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
-		if s.authorized(w, r) {
-			writeJSON(w, map[string]any{"object": "list", "data": []any{
-				map[string]any{"id": "gpt-image-2", "object": "model", "created": 1776729600, "owned_by": "system"}}})
-		}
-	})
+	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "", "", "Invalid URL ("+r.Method+" "+r.URL.Path+")")
 	})
@@ -298,6 +294,40 @@ var (
 	imageParams = []string{"model", "prompt", "n", "size", "quality", "output_format", "output_compression",
 		"background", "moderation", "user", "image", "image[]", "mask", "input_fidelity", "partial_images", "stream"}
 )
+
+// listedModels are the models the fake's GET /v1/models lists: the image
+// and video models it serves.
+var listedModels = []string{"gpt-image-1", "gpt-image-1-mini", "gpt-image-1.5", "gpt-image-2", "gpt-image-2-2026-04-21",
+	"gpt-image-2.5-flare", "gpt-image-2.5-sunburst", "sora-2", "sora-2-pro"}
+
+// Retire takes a model off the fake's model list, as OpenAI does with a
+// model it shuts down.
+func (s *Server) Retire(model string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retired == nil {
+		s.retired = map[string]bool{}
+	}
+	s.retired[model] = true
+}
+
+// models serves GET /v1/models as OpenAI documents it (openai-go
+// model.go: a page {"object": "list", "data": [{"id", "object": "model",
+// "created", "owned_by"}]}, every model the key may use, unpaginated).
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	s.mu.Lock()
+	data := []any{}
+	for _, id := range listedModels {
+		if !s.retired[id] {
+			data = append(data, map[string]any{"id": id, "object": "model", "created": 1776729600, "owned_by": "system"})
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, map[string]any{"object": "list", "data": data})
+}
 
 // freeSizes reports whether a model takes free-form WIDTHxHEIGHT sizes:
 // "For gpt-image-2 and gpt-image-2-2026-04-21, arbitrary resolutions are

@@ -75,6 +75,8 @@ type Server struct {
 	// the largest file a prediction's input carried as a data: URI.
 	uploads        map[string]upload
 	largestDataURI int
+	// retired are the models Replicate no longer serves (Retire).
+	retired map[string]bool
 }
 
 type upload struct {
@@ -113,6 +115,8 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("POST /v1/predictions/{id}/cancel", s.handleCancel)
 	mux.HandleFunc("GET /files/{name}", s.handleFile)
 	mux.HandleFunc("POST /v1/files", s.handleUpload)
+	mux.HandleFunc("GET /v1/models/{owner}/{name}", s.handleModel)
+	mux.HandleFunc("GET /v1/models/{owner}/{name}/versions/{version}", s.handleVersion)
 	mux.HandleFunc("GET /v1/files/{id}", s.handleFileObject)
 	mux.HandleFunc("GET /v1/account", func(w http.ResponseWriter, r *http.Request) {
 		if s.authorized(w, r) {
@@ -282,6 +286,68 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	upstreamtest.WriteJSON(w, http.StatusCreated, obj)
+}
+
+// Retire makes a model unknown to the fake's models API (404), as a model
+// its owner deleted or made private.
+func (s *Server) Retire(model string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retired == nil {
+		s.retired = map[string]bool{}
+	}
+	s.retired[model] = true
+}
+
+// known reports whether the fake serves a model: the catalog's (Schemas)
+// and the pinned community models, unless retired.
+func (s *Server) known(model string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, schema := Schemas[model]
+	_, community := Community[model]
+	return (schema || community) && !s.retired[model]
+}
+
+// handleModel serves GET /v1/models/{owner}/{name} as Replicate documents
+// it (HTTP API reference, models.get; replicate-go model.go Model): the
+// model object {url, owner, name, description, visibility, github_url,
+// paper_url, license_url, run_count, cover_image_url, default_example,
+// latest_version: {id, created_at, cog_version, openapi_schema}}; 404
+// with the problem body for a model it does not serve.
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	name := r.PathValue("owner") + "/" + r.PathValue("name")
+	if !s.known(name) {
+		problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
+		return
+	}
+	version := Community[name]
+	if version == "" {
+		version = fmt.Sprintf("%064x", len(name))
+	}
+	upstreamtest.WriteJSON(w, http.StatusOK, map[string]any{
+		"url": "https://replicate.com/" + name, "owner": r.PathValue("owner"), "name": r.PathValue("name"),
+		"description": "", "visibility": "public", "github_url": nil, "paper_url": nil, "license_url": nil,
+		"run_count": 1000, "cover_image_url": nil, "default_example": nil,
+		"latest_version": map[string]any{"id": version, "created_at": "2026-01-01T00:00:00Z", "cog_version": "0.16.0", "openapi_schema": map[string]any{}}})
+}
+
+// handleVersion serves GET /v1/models/{owner}/{name}/versions/{version}:
+// the version object, 404 for a version the fake does not pin.
+func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	name := r.PathValue("owner") + "/" + r.PathValue("name")
+	if !s.known(name) || Community[name] != r.PathValue("version") {
+		problem(w, http.StatusNotFound, "Not found", "The requested resource could not be found.")
+		return
+	}
+	upstreamtest.WriteJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("version"),
+		"created_at": "2026-01-01T00:00:00Z", "cog_version": "0.16.0", "openapi_schema": map[string]any{}})
 }
 
 // LargestDataURI returns the size of the largest file a prediction's
