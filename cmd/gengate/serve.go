@@ -262,6 +262,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 			webhook.Run(ctx, store, webhook.Config{
 				Client:         fetch.TargetClient(cfg.AllowPrivate, cfg.WebhookTimeout),
 				Data:           httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
+				Body:           httpapi.WebhookBody(svc, httpapi.Config{PublicURL: cfg.PublicURL, Facades: facades}, "http://"+cfg.Addr, log),
 				Secrets:        svc.WebhookSigningSecrets,
 				Schedule:       retryDelays,
 				Workers:        cfg.WebhookWorkers,

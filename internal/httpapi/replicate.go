@@ -18,6 +18,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -243,8 +244,8 @@ func (a *api) createPrediction(w http.ResponseWriter, r *http.Request, fm facade
 		a.writeReplicateError(w, r, err)
 		return
 	}
-	if req.Webhook != "" {
-		body[gengate.WebhookURLField] = req.Webhook
+	if req.Webhook != "" && (len(req.WebhookEventsFilter) == 0 || slices.Contains(req.WebhookEventsFilter, "completed")) {
+		body[gengate.WebhookURLField] = markReplicateHook(req.Webhook)
 		names[gengate.WebhookURLField] = "webhook"
 	}
 	data, _ := json.Marshal(body)
@@ -263,6 +264,40 @@ func (a *api) createPrediction(w http.ResponseWriter, r *http.Request, fm facade
 	p := a.prediction(r, o.Task, fm.name)
 	w.Header().Set("Location", p["urls"].(map[string]any)["get"].(string))
 	writeJSON(w, http.StatusCreated, p)
+}
+
+// replicateHookMark marks the webhookUrl of a prediction's task: its
+// event is sent as the prediction object (WebhookBody). It is the URL's
+// fragment, which is never sent over HTTP, so the receiver sees the
+// address it gave.
+const replicateHookMark = "gengate-replicate-prediction"
+
+func markReplicateHook(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw // refused by the webhookUrl checks, naming webhook
+	}
+	u.Fragment = replicateHookMark
+	return u.String()
+}
+
+func isReplicateHook(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Fragment == replicateHookMark
+}
+
+// handleReplicateWebhookSecret is GET /v1/webhooks/default/secret: the
+// account's signing secret, in Replicate's {"key"} (the secret of
+// GET /api/v1/webhooks/secret).
+func (a *api) handleReplicateWebhookSecret() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, err := a.svc.WebhookSecret(r.Context(), apiKey(r).AccountID)
+		if err != nil {
+			a.writeReplicateError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"key": secret})
+	})
 }
 
 // replicateWait reads Prefer as Replicate documents it: "wait" waits up to

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gengate/gengate/internal/engine/fal"
 	rep "github.com/gengate/gengate/internal/engine/replicate"
+	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 )
 
@@ -309,4 +310,55 @@ func (s *stack) rawJSON(method, path, key string, header map[string]string, body
 	r := response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 	_ = json.Unmarshal(data, &r.JSON)
 	return r
+}
+
+// TestReplicateWebhook: a prediction created with a webhook sends, when it
+// finishes, the prediction object signed as Replicate signs (replicate-go's
+// ValidateWebhookRequest with the secret of GetDefaultWebhookSecret); a
+// webhook_events_filter without completed sends nothing.
+func TestReplicateWebhook(t *testing.T) {
+	s := newStack(t, stackOpts{allowPrivate: true})
+	s.svc.WebhookGuard = fetch.TargetGuard(true)
+	s.startWebhooks(nil)
+	acct, key := s.account(100)
+	c := s.replicateClient(key)
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	secret, err := c.GetDefaultWebhookSecret(ctx)
+	if err != nil || !strings.HasPrefix(secret.Key, "whsec_") {
+		t.Fatalf("secret: %v %v", err, secret)
+	}
+	quiet, err := c.CreatePredictionWithModel(ctx, "black-forest-labs", "flux-schnell", replicate.PredictionInput{"prompt": "a dog"},
+		&replicate.Webhook{URL: rcv.URL + "/quiet", Events: []replicate.WebhookEventType{replicate.WebhookEventStart}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.CreatePredictionWithModel(ctx, "black-forest-labs", "flux-schnell", replicate.PredictionInput{"prompt": "a cat"},
+		&replicate.Webhook{URL: rcv.URL + "/hook", Events: []replicate.WebhookEventType{replicate.WebhookEventCompleted}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the prediction's webhook", func() bool { return len(rcv.deliveries()) > 0 })
+	if _, err := s.svc.Wait(ctx, acct, quiet.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.deliveries()[0]
+	req, _ := http.NewRequest("POST", rcv.URL+"/hook", strings.NewReader(string(d.body)))
+	req.Header = d.header
+	if ok, err := replicate.ValidateWebhookRequest(req, *secret); !ok || err != nil {
+		t.Errorf("replicate-go does not validate the webhook: %v %v", ok, err)
+	}
+	var got replicate.Prediction
+	if err := json.Unmarshal(d.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != p.ID || got.Status != replicate.Succeeded || got.Model != "black-forest-labs/flux-schnell" {
+		t.Errorf("webhook body: %s", d.body)
+	}
+	if out, _ := got.Output.([]any); len(out) != 1 {
+		t.Errorf("webhook output: %s", d.body)
+	}
+	if ev := s.webhookEvents(key, quiet.ID); len(ev) != 0 {
+		t.Errorf("a prediction without completed in its filter has webhook events %v", ev)
+	}
 }

@@ -123,6 +123,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("GET /v1/predictions", a.replicateAuth(a.handleReplicateList()))
 	mux.Handle("GET /v1/predictions/{id}", a.replicateAuth(a.handleReplicateGet()))
 	mux.Handle("POST /v1/predictions/{id}/cancel", a.replicateAuth(a.handleReplicateCancel()))
+	mux.Handle("GET /v1/webhooks/default/secret", a.replicateAuth(a.handleReplicateWebhookSecret()))
 	// fal's server-proxy protocol for fal's clients (falproxy.go): the
 	// method and the x-fal-target-url header say what is asked.
 	mux.Handle("/fal/proxy", a.handleFalProxy())

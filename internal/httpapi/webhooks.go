@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -81,6 +82,39 @@ func WebhookData(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 		body := a.taskRecord(r, o.Task)
 		a.addProgress(ctx, body, o.Task)
 		return body, nil
+	}
+}
+
+// WebhookBody builds each event's body for the delivery loop
+// (webhook.Config.Body): Standard Webhooks' {type, timestamp, data: the
+// task record}, or, for the task of a prediction created through the
+// Replicate-compatible API with a webhook (its webhookUrl carries
+// replicateHookMark), the prediction object, as Replicate sends it.
+// cfg.Facades names the models as the API does.
+func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger) func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error) {
+	data := WebhookData(svc, cfg, base, log)
+	a := &api{svc: svc, cfg: cfg, log: log, facades: newFacadeIndex(svc, cfg.Facades)}
+	if cfg.PublicURL != "" {
+		base = cfg.PublicURL
+	}
+	base = strings.TrimRight(base, "/")
+	return func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error) {
+		if e.EndpointID == "" && isReplicateHook(e.URL) {
+			o, err := svc.Find(ctx, e.AccountID, e.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			r, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/predictions/"+o.Task.ID, nil)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(a.prediction(r, o.Task, ""))
+		}
+		d, err := data(ctx, e.AccountID, e.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(map[string]any{"type": e.Type, "timestamp": e.CreatedAt.Format(time.RFC3339Nano), "data": d})
 	}
 }
 

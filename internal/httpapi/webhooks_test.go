@@ -91,6 +91,7 @@ func (s *stack) startWebhooksTimeout(schedule []time.Duration, timeout time.Dura
 		webhook.Run(ctx, s.store, webhook.Config{
 			Client:       fetch.TargetClient(true, timeout),
 			Data:         httpapi.WebhookData(s.svc, httpapi.Config{}, s.URL, log),
+			Body:         httpapi.WebhookBody(s.svc, httpapi.Config{Facades: testFacades}, s.URL, log),
 			Secrets:      s.svc.WebhookSigningSecrets,
 			Schedule:     schedule,
 			PollInterval: 10 * time.Millisecond,

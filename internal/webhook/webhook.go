@@ -37,6 +37,10 @@ type Config struct {
 	// Data builds the event's data member, the task record
 	// (httpapi.WebhookData).
 	Data func(ctx context.Context, accountID, taskID string) (map[string]any, error)
+	// Body, when set, builds each event's whole body instead of Data
+	// (httpapi.WebhookBody: the Replicate-compatible API's events are the
+	// prediction object, as Replicate sends them).
+	Body func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error)
 	// Secrets returns the secrets an attempt is signed with, each giving
 	// one v1 signature (Service.WebhookSigningSecrets: two during a
 	// rotation's overlap).
@@ -172,11 +176,7 @@ func attempt(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEve
 // send makes one attempt: the signed POST. It returns the receiver's
 // status (0 for none) and why the attempt failed, nil for a 2xx.
 func send(ctx context.Context, cfg Config, e *gengate.WebhookEvent) (int, error) {
-	data, err := cfg.Data(ctx, e.AccountID, e.TaskID)
-	if err != nil {
-		return 0, fmt.Errorf("build payload: %s", gengate.ErrorMessage(err))
-	}
-	body, err := json.Marshal(map[string]any{"type": e.Type, "timestamp": e.CreatedAt.Format(time.RFC3339Nano), "data": data})
+	body, err := payload(ctx, cfg, e)
 	if err != nil {
 		return 0, err
 	}
@@ -212,4 +212,21 @@ func send(ctx context.Context, cfg Config, e *gengate.WebhookEvent) (int, error)
 		return resp.StatusCode, fmt.Errorf("receiver answered %d", resp.StatusCode)
 	}
 	return resp.StatusCode, nil
+}
+
+// payload is an event's body: Body's, or the Standard Webhooks payload
+// {type, timestamp, data} with Data's task record.
+func payload(ctx context.Context, cfg Config, e *gengate.WebhookEvent) ([]byte, error) {
+	if cfg.Body != nil {
+		body, err := cfg.Body(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("build payload: %s", gengate.ErrorMessage(err))
+		}
+		return body, nil
+	}
+	data, err := cfg.Data(ctx, e.AccountID, e.TaskID)
+	if err != nil {
+		return nil, fmt.Errorf("build payload: %s", gengate.ErrorMessage(err))
+	}
+	return json.Marshal(map[string]any{"type": e.Type, "timestamp": e.CreatedAt.Format(time.RFC3339Nano), "data": data})
 }
