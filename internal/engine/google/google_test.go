@@ -534,3 +534,26 @@ func TestUpstream(t *testing.T) {
 		HoldCancel:      true,
 	})
 }
+
+// TestCheckRegistry: a route whose model the Gemini API's models.list no
+// longer names is unknown; the others are live.
+func TestCheckRegistry(t *testing.T) {
+	srv := googletest.New(t)
+	e := New(Config{APIKey: srv.Key(), BaseURL: srv.URL()})
+	srv.Retire("veo-3.0-generate-001")
+	got, err := e.CheckRegistry(ctx, []string{"gemini-2.5-flash-image", "veo-3.0-generate-001", "veo-3.1-generate-preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"gemini-2.5-flash-image": gengate.RouteLive, "veo-3.0-generate-001": gengate.RouteUnknown,
+		"veo-3.1-generate-preview": gengate.RouteLive}
+	for id, st := range want {
+		if got[id].State != st {
+			t.Errorf("%s: %+v, want %s", id, got[id], st)
+		}
+	}
+	bad := New(Config{APIKey: "AIzaWrong0000000000", BaseURL: srv.URL()})
+	if _, err := bad.CheckRegistry(ctx, []string{"gemini-2.5-flash-image"}); err == nil {
+		t.Error("a registry that refuses the key gave an answer")
+	}
+}

@@ -61,8 +61,9 @@ type Server struct {
 
 	mu sync.Mutex
 	operations
-	files map[string][]byte
-	seq   int
+	retired map[string]bool
+	files   map[string][]byte
+	seq     int
 	// uploads are the Files API's resumable uploads by upload_id, and
 	// inputs the files they made by id (files.go).
 	uploads map[string]*upload
@@ -80,14 +81,68 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("POST /v1beta/models/{model}/operations/{call}", s.handleCancel)
 	mux.HandleFunc("GET /v1beta/files/{call}", s.handleFile)
 	mux.HandleFunc("POST /upload/v1beta/files", s.handleUpload)
-	mux.HandleFunc("GET /v1beta/models", func(w http.ResponseWriter, r *http.Request) {
-		if s.authorized(w, r) {
-			writeJSON(w, map[string]any{"models": []any{map[string]any{"name": "models/gemini-2.5-flash-image"}}, "nextPageToken": "x"})
-		}
-	})
+	mux.HandleFunc("GET /v1beta/models", s.handleList)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// ListedModels are the models the fake's models.list names: those the
+// Gemini API serves that gengate's routes use.
+var ListedModels = []string{"gemini-2.5-flash-image", "gemini-3-pro-image-preview", "gemini-3.1-flash-image-preview",
+	"imagen-4.0-generate-001", "imagen-4.0-ultra-generate-001", "imagen-4.0-fast-generate-001",
+	"veo-3.1-generate-preview", "veo-3.1-fast-generate-preview", "veo-3.0-generate-001", "veo-3.0-fast-generate-001"}
+
+// Retire takes a model off the fake's models.list, as Google does when it
+// shuts a model down.
+func (s *Server) Retire(model string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retired == nil {
+		s.retired = map[string]bool{}
+	}
+	s.retired[model] = true
+}
+
+// handleList serves models.list as the Gemini API documents it (GET
+// /v1beta/models?pageSize=&pageToken=: {"models": [{"name": "models/…",
+// "displayName", "supportedGenerationMethods"}], "nextPageToken"}; pageSize
+// defaults to 50, at most 1000; go-genai models.go List), one page at a
+// time.
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	size := 50
+	if v, err := strconv.Atoi(r.URL.Query().Get("pageSize")); err == nil && v > 0 {
+		size = min(v, 1000)
+	}
+	start, _ := strconv.Atoi(r.URL.Query().Get("pageToken"))
+	s.mu.Lock()
+	var listed []string
+	for _, m := range ListedModels {
+		if !s.retired[m] {
+			listed = append(listed, m)
+		}
+	}
+	s.mu.Unlock()
+	page := []any{}
+	for i := start; i < len(listed) && i < start+size; i++ {
+		method := "generateContent"
+		switch {
+		case strings.HasPrefix(listed[i], "veo"):
+			method = "predictLongRunning"
+		case strings.HasPrefix(listed[i], "imagen"):
+			method = "predict"
+		}
+		page = append(page, map[string]any{"name": "models/" + listed[i], "displayName": listed[i],
+			"supportedGenerationMethods": []any{method}})
+	}
+	out := map[string]any{"models": page}
+	if start+size < len(listed) {
+		out["nextPageToken"] = strconv.Itoa(start + size)
+	}
+	writeJSON(w, out)
 }
 
 // URL returns the base URL to configure (the fake's /v1beta).
