@@ -27,6 +27,10 @@ const (
 	// work this process may have in flight (input decoding, CPU engine
 	// jobs) is all taken: 503 with Retry-After.
 	EOverloaded = "OVERLOADED"
+	// EServerKey: a stored secret (a file URL token, a webhook signing
+	// secret) is sealed under a server key this process was not given:
+	// the operator must give it the install's key (docs/server-key.md).
+	EServerKey = "SERVER_KEY_MISMATCH"
 )
 
 // Field codes describe one bad field inside an INVALID_REQUEST or

@@ -59,7 +59,8 @@ func (b *SecretBox) Open(sealed string, owner ...string) (string, error) {
 	n := b.aead.NonceSize()
 	plain, err := b.aead.Open(nil, raw[:n], raw[n:], ownerData(owner))
 	if err != nil {
-		return "", errors.New("sealed secret: does not open with this server's key (--webhook-key differs from the one that sealed it?)")
+		return "", &Error{Code: EServerKey, Message: "this record is sealed under a server key this server was not given; " +
+			"the operator must start it with the install's key (--webhook-key or <data>/webhook.key: docs/server-key.md)"}
 	}
 	return string(plain), nil
 }

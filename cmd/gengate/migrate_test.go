@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
@@ -68,6 +69,16 @@ func TestMigrateData(t *testing.T) {
 	err = run(context.Background(), []string{"migrate-data", "--from", dir, "--to", pg, "--dry-run"}, noEnv, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("dry run into the copy = %v; want it to say a real run would be refused", err)
+	}
+
+	// Without the old server key a serve of the copy stops at start with
+	// the instruction, instead of starting and failing every sealed read:
+	// migrate-data carried the key check.
+	noKey, cancelNoKey := context.WithTimeout(context.Background(), 30*time.Second)
+	err = run(noKey, []string{"serve", "--database", pg, "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, noEnv, &stdout, &stderr)
+	cancelNoKey()
+	if err == nil || !strings.Contains(err.Error(), "sealed under another key") || !strings.Contains(err.Error(), "--webhook-key") {
+		t.Fatalf("serve of the copy with a new key = %v; want a refusal naming the key to give", err)
 	}
 
 	// Serve the PostgreSQL copy, with the old output files.

@@ -29,6 +29,7 @@ var statusOf = map[string]int{
 	gengate.EKeyReused:         http.StatusUnprocessableEntity,
 	gengate.ERateLimited:       http.StatusTooManyRequests,
 	gengate.EOverloaded:        http.StatusServiceUnavailable,
+	gengate.EServerKey:         http.StatusServiceUnavailable,
 	gengate.EFailed:            http.StatusInternalServerError,
 	gengate.EInternal:          http.StatusInternalServerError,
 	// The account area's.

@@ -230,7 +230,8 @@ func countRows(ctx context.Context, q querier, now time.Time) (CopyStats, error)
 // bookkeeping, key_changes (a counter each database keeps for its own
 // processes, created by its migration) and server_key (the check of the
 // key the first serve on a database opened it with: filetokens.go; the
-// copy's processes must be given the source's key, migrate-data says so),
+// copy's processes must be given the source's key, migrate-data says so,
+// and carries the check itself: copyServerKeyCheck),
 // Litestream's two tables in a SQLite database replicated by serve
 // --replicate (its position counter and a lock it takes while it syncs;
 // neither holds gengate's data), and worker_heartbeats (the processes
@@ -379,6 +380,9 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 			return fmt.Errorf("copy %s: read %d rows from a snapshot that counted %d", t.name, n, want.Rows(t.name))
 		}
 	}
+	if err := copyServerKeyCheck(ctx, src, w); err != nil {
+		return err
+	}
 	if dst.postgres && want.Rows("ledger") > 0 {
 		// Ledger ids were inserted as they are; new entries go on after
 		// the largest. (A sequence change outlives a rollback: harmless, it
@@ -460,4 +464,24 @@ func copyRows(ctx context.Context, postgres bool, src, w *sql.Tx, t copyTable) (
 		n++
 	}
 	return n, rows.Err()
+}
+
+// copyServerKeyCheck carries the source's server key check (filetokens.go)
+// to the destination, whose rows are sealed under the same key: a serve
+// started on the copy with another key then stops at start, saying to give
+// it the install's key, instead of starting and failing every read of a
+// sealed token.
+func copyServerKeyCheck(ctx context.Context, src, w *sql.Tx) error {
+	var sealed string
+	err := src.QueryRowContext(ctx, `SELECT sealed FROM server_key WHERE id = 1`).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // no serve ever opened the source with a key
+	}
+	if err != nil {
+		return fmt.Errorf("source: server key check: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, `INSERT INTO server_key (id, sealed) VALUES (1, $1)`, sealed); err != nil {
+		return fmt.Errorf("destination: server key check: %w", err)
+	}
+	return nil
 }
