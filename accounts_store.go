@@ -64,6 +64,8 @@ type AccountStore interface {
 	// Usage sums the account's charges, net of their refunds, per model
 	// since a time, the most credits first.
 	Usage(ctx context.Context, accountID string, since time.Time) ([]ModelUsage, error)
+	// DailyUsage is Usage per UTC day, model and key, oldest day first.
+	DailyUsage(ctx context.Context, accountID string, since time.Time) ([]DayUsage, error)
 	// ListAccountTasks returns the account's tasks matching the filter,
 	// newest first, with their outputs.
 	ListAccountTasks(ctx context.Context, accountID string, f TaskFilter) ([]*Task, error)
@@ -73,6 +75,16 @@ type AccountStore interface {
 	// ListReview returns tasks in needs_review, oldest first, after the
 	// cursor (a creation time and id).
 	ListReview(ctx context.Context, after TaskCursor, limit int) ([]*Task, error)
+}
+
+// DayUsage is what an account spent on one model with one key (KeyID ""
+// for a session, or a task purged since) on one UTC day.
+type DayUsage struct {
+	Day     time.Time
+	ModelID string
+	KeyID   string
+	Tasks   int
+	Credits int
 }
 
 // ModelUsage is what an account spent on one model.

@@ -180,6 +180,65 @@ func (a *api) handleLedger() http.Handler {
 // MaxUsageDays is the longest period GET /api/v1/account/usage sums.
 const MaxUsageDays = 366
 
+// usageDays reads ?days= (default 30).
+func usageDays(r *http.Request) (int, error) {
+	days := 30
+	if v := r.URL.Query().Get("days"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxUsageDays {
+			return 0, badField("days", fmt.Sprintf("must be a whole number from 1 to %d", MaxUsageDays))
+		}
+		days = n
+	}
+	return days, nil
+}
+
+// handleDailyUsage is GET /api/v1/account/usage/daily?days=30[&format=csv]:
+// net credits per UTC day, model and key, for the console's chart.
+func (a *api) handleDailyUsage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		days, err := usageDays(r)
+		csvOut := false
+		if err == nil {
+			csvOut, err = wantsCSV(r)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		since := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-days)
+		usage, err := a.svc.Store.DailyUsage(r.Context(), apiKey(r).AccountID, since)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		if csvOut {
+			done := false
+			a.streamCSV(w, r, "usage", []string{"day", "modelId", "keyId", "tasks", "credits"}, func() ([][]string, error) {
+				if done {
+					return nil, nil
+				}
+				done = true
+				rows := make([][]string, 0, len(usage))
+				for _, u := range usage {
+					rows = append(rows, []string{u.Day.Format(time.DateOnly), u.ModelID, u.KeyID, strconv.Itoa(u.Tasks), strconv.Itoa(u.Credits)})
+				}
+				return rows, nil
+			})
+			return
+		}
+		data := make([]map[string]any, 0, len(usage))
+		for _, u := range usage {
+			d := map[string]any{"day": u.Day.Format(time.DateOnly), "modelId": u.ModelID, "tasks": u.Tasks, "credits": u.Credits}
+			if u.KeyID != "" {
+				d["keyId"] = u.KeyID
+			}
+			data = append(data, d)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": data})
+	})
+}
+
 // handleUsage is GET /api/v1/account/usage?days=30.
 func (a *api) handleUsage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ func (a *api) accountRoutes(mux gatedMux) {
 	mux.Handle("GET /api/v1/account", a.auth(a.handleAccount()))
 	mux.Handle("GET /api/v1/account/ledger", a.auth(a.handleLedger()))
 	mux.Handle("GET /api/v1/account/usage", a.auth(a.handleUsage()))
+	mux.Handle("GET /api/v1/account/usage/daily", a.auth(a.handleDailyUsage()))
 	mux.Handle("POST /api/v1/account/redeem", a.auth(a.handleRedeem()))
 	mux.Handle("POST /api/v1/account/checkout", a.auth(a.handleCheckout()))
 	mux.Handle("POST /api/v1/stripe/webhook", a.handlePaymentWebhook())

@@ -81,3 +81,43 @@ func TestCSVExports(t *testing.T) {
 		}
 	})
 }
+
+// TestDailyUsage: GET /api/v1/account/usage/daily sums the day's charges
+// net of refunds per model and key (a refunded task counts, at 0), as
+// JSON and as CSV; a bad days is 400.
+func TestDailyUsage(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
+		h := s.holder(100, false)
+		b := s.do(call{Method: "POST", Path: "/api/v1/keys", Key: h.key, Body: map[string]any{"name": "b"}})
+		wantStatus(t, b, http.StatusCreated)
+		wantAccepted(t, s.generate(h.key, flux("one"), async))
+		failed := wantAccepted(t, s.generate(h.key, flux("two"), async))
+		wantAccepted(t, s.generate(b.str("key"), map[string]any{"type": "image", "modelId": "flux-schnell", "prompt": "three"}, async))
+		s.failTask(failed, "UPSTREAM_ERROR", false)
+		keys := s.do(call{Method: "GET", Path: "/api/v1/keys", Key: h.key}).JSON["data"].([]any)
+		keyA := ""
+		for _, k := range keys {
+			if id := k.(map[string]any)["id"].(string); id != b.str("id") {
+				keyA = id
+			}
+		}
+		r := s.do(call{Method: "GET", Path: "/api/v1/account/usage/daily?days=7", Key: h.key})
+		wantStatus(t, r, http.StatusOK)
+		today := time.Now().UTC().Format(time.DateOnly)
+		got := map[string]string{}
+		for _, d := range r.JSON["data"].([]any) {
+			m := d.(map[string]any)
+			got[m["modelId"].(string)] = m["day"].(string) + " " + m["keyId"].(string) + " " + itoa(int(m["tasks"].(float64))) + " " + itoa(int(m["credits"].(float64)))
+		}
+		want := map[string]string{"flux": today + " " + keyA + " 2 4", "flux-schnell": today + " " + b.str("id") + " 1 2"}
+		if len(got) != 2 || got["flux"] != want["flux"] || got["flux-schnell"] != want["flux-schnell"] {
+			t.Errorf("daily usage %v, want %v", got, want)
+		}
+		rows := csvRows(t, s.do(call{Method: "GET", Path: "/api/v1/account/usage/daily?format=csv", Key: h.key}))
+		if strings.Join(rows[0], ",") != "day,modelId,keyId,tasks,credits" || len(rows) != 3 {
+			t.Errorf("daily usage CSV %v", rows)
+		}
+		wantProblem(t, s.do(call{Method: "GET", Path: "/api/v1/account/usage/daily?days=0", Key: h.key}), http.StatusBadRequest, gengate.EInvalid)
+	})
+}

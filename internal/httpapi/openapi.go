@@ -559,6 +559,10 @@ func OpenAPI(c *gengate.Catalog) obj {
 			obj{"200": withCSV(response("a page of ledger entries; with format=csv the whole ledger as CSV, streamed", ref("LedgerPage"))),
 				"400": problem("INVALID_REQUEST naming the bad parameter")},
 			queryParams("format", "limit", "cursor"))},
+		"/api/v1/account/usage/daily": obj{"get": op("Net credits per UTC day, model and key", true, obj{
+			"200": withCSV(response("usage per day, oldest first; with format=csv as CSV", object(obj{"data": arr(object(obj{
+				"day": str(), "modelId": str(), "keyId": str(), "tasks": integer(), "credits": integer()}, "day", "modelId", "tasks", "credits"))}, "data"))),
+			"400": problem("INVALID_REQUEST naming days or format")}, queryParams("days", "format"))},
 		"/api/v1/account/checkout": obj{"post": op("Buy credits by card: a Stripe Checkout Session", true, smallBody(obj{
 			"201": response("the session and its Stripe-hosted page", object(obj{"id": str(), "url": str()}, "id", "url")),
 			"400": problem("INVALID_REQUEST naming credits"), "404": problem("NOT_FOUND: card top-ups are not configured")}),

@@ -83,6 +83,33 @@ func (s *DB) Usage(ctx context.Context, accountID string, since time.Time) ([]ge
 	return out, rows.Err()
 }
 
+// DailyUsage sums the account's charges since a time, net of their
+// refunds, per UTC day, model and key (the task's, while its record is
+// kept), oldest day first.
+func (s *DB) DailyUsage(ctx context.Context, accountID string, since time.Time) ([]gengate.DayUsage, error) {
+	rows, err := s.reader().QueryContext(ctx, `SELECT c.created_at / 86400000 AS day, c.note, COALESCE(t.key_id, ''),
+			COUNT(*), -SUM(c.amount + COALESCE(r.amount, 0))
+		FROM ledger c LEFT JOIN ledger r ON r.task_id = c.task_id AND r.kind = 'refund'
+		LEFT JOIN tasks t ON t.id = c.task_id
+		WHERE c.account_id = $1 AND c.kind = 'charge' AND c.created_at >= $2
+		GROUP BY c.created_at / 86400000, c.note, COALESCE(t.key_id, '') ORDER BY 1, 2, 3`, accountID, ms(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []gengate.DayUsage{}
+	for rows.Next() {
+		var u gengate.DayUsage
+		var day int64
+		if err := rows.Scan(&day, &u.ModelID, &u.KeyID, &u.Tasks, &u.Credits); err != nil {
+			return nil, err
+		}
+		u.Day = time.Unix(day*86400, 0).UTC()
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
 // after is the keyset condition "older than the cursor" on created_at and
 // id, with its two parameters numbered from n.
 func olderThan(c gengate.TaskCursor, n int) (string, []any) {

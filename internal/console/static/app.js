@@ -230,6 +230,7 @@ async function overviewPage(main, _rest, q, seq) {
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Spent, 30 days'), h('div', { class: 'stat-value' }, fmtNum(spent)), h('div', { class: 'muted' }, 'credits')),
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Tasks, 30 days'), h('div', { class: 'stat-value' }, fmtNum(tasks)), h('div', { class: 'muted' }, h('a', { href: '#/playground' }, 'New generation →')))),
     creditsCard(),
+    dailyCard(),
     h('section', { class: 'card' }, h('h2', {}, 'Spend by model, last 30 days'),
       table(['Model', 'Share', '#Tasks', '#Credits'], rows.map(r => [modelName(r.modelId), bar(r.credits || 0), fmtNum(r.tasks), fmtNum(r.credits)]),
         'No spending in the last 30 days.')),
@@ -280,6 +281,45 @@ function creditsCard() {
   });
   parts.push(rform, rerr, done);
   return h('section', { class: 'card', id: 'credits-card' }, h('h2', {}, t ? 'Add credits' : 'Redeem a code'), ...parts);
+}
+
+// dailyCard charts the credits spent per UTC day over 30 or 90 days, split
+// by model or by key (each bar's title lists the split), with downloads.
+function dailyCard() {
+  const chart = h('div', { class: 'daychart', id: 'daychart' }, h('p', { class: 'muted' }, 'Loading…'));
+  const days = h('select', { id: 'daychart-days', 'aria-label': 'Period' }, h('option', { value: '30' }, '30 days'), h('option', { value: '90' }, '90 days'));
+  const by = h('select', { id: 'daychart-by', 'aria-label': 'Split by' }, h('option', { value: 'modelId' }, 'by model'), h('option', { value: 'keyId' }, 'by key'));
+  const csv = h('a', { class: 'btn small', id: 'daychart-csv', download: '' }, 'Download CSV');
+  const draw = async () => {
+    csv.href = '/api/v1/account/usage/daily' + qs({ days: days.value, format: 'csv' });
+    const d = await get('/api/v1/account/usage/daily' + qs({ days: days.value })).catch(() => ({ data: [] }));
+    const perDay = new Map();
+    for (const r of d.data || []) {
+      const e = perDay.get(r.day) || { total: 0, split: {} };
+      const k = r[by.value] || (by.value === 'keyId' ? 'console' : '');
+      e.total += r.credits;
+      e.split[k] = (e.split[k] || 0) + r.credits;
+      perDay.set(r.day, e);
+    }
+    const n = Number(days.value);
+    const top = Math.max(1, ...[...perDay.values()].map(e => e.total));
+    const bars = [];
+    for (let i = n - 1; i >= 0; i--) {
+      const day = new Date(Date.now() - i * 86400000).toISOString().slice(0, 10);
+      const e = perDay.get(day) || { total: 0, split: {} };
+      const bar = h('span', { class: 'daybar', title: day + ': ' + fmtNum(e.total) + ' credits' +
+        Object.entries(e.split).map(([k, v]) => '\n' + (by.value === 'modelId' ? modelName(k) : k.slice(-8)) + ': ' + fmtNum(v)).join('') });
+      bar.style.height = Math.round(100 * e.total / top) + '%';
+      bars.push(bar);
+    }
+    replace(chart, perDay.size ? bars : h('p', { class: 'muted' }, 'No spending in this period.'));
+  };
+  days.addEventListener('change', draw);
+  by.addEventListener('change', draw);
+  draw();
+  return h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Spend per day'), h('div', { class: 'row-actions' }, days, by, csv,
+    h('a', { class: 'btn small', href: '/api/v1/account/ledger?format=csv', download: '' }, 'Ledger CSV'),
+    h('a', { class: 'btn small', href: '/api/generation/jobs?format=csv', download: '' }, 'Tasks CSV'))), chart);
 }
 
 // ---------- tasks ----------
