@@ -828,6 +828,33 @@ func TestSpendLimitRefund(t *testing.T) {
 	})
 }
 
+// TestRevokingProcessRefusesAtOnce: the process that revokes a key through
+// DELETE /api/v1/keys/{id} has the key in its own memory (it served
+// requests with it) and trusts that copy for an hour (--key-refresh), so
+// only its own revocation can drop it: the very next request with the key,
+// on the same process, is refused.
+func TestRevokingProcessRefusesAtOnce(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true, keyRefresh: time.Hour})
+		h := s.holder(10, false)
+		r := s.bySession(h, true, call{Method: "POST", Path: "/api/v1/keys", Body: map[string]any{"name": "cached"}})
+		wantStatus(t, r, http.StatusCreated)
+		secret, id := r.str("key"), r.str("id")
+		if err := s.svc.Keys.Check(context.Background()); err != nil { // the counter read: copies trusted from now
+			t.Fatal(err)
+		}
+		for range 3 {
+			wantStatus(t, s.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusOK)
+		}
+		if hits, _ := s.svc.Keys.Lookups(); hits == 0 {
+			t.Fatal("the key was never served from memory; the test would prove nothing")
+		}
+		wantStatus(t, s.bySession(h, true, call{Method: "DELETE", Path: "/api/v1/keys/" + id}), http.StatusNoContent)
+		wantProblem(t, s.do(call{Method: "GET", Path: "/api/v1/account", Key: secret}), http.StatusUnauthorized, gengate.EUnauthorized)
+		wantProblem(t, s.generate(secret, flux("after revoke"), async), http.StatusUnauthorized, gengate.EUnauthorized)
+	})
+}
+
 // TestRevokedKeyRefusedEverywhere: two API processes on one database (each
 // with its own connection pool and key cache); a key revoked through one is
 // refused by that one at once, and by the other once its key cache has

@@ -40,6 +40,7 @@ type stackOpts struct {
 	noWorkers     bool          // do not run worker.Run (startWorkers may, later): no step runs
 	sandboxDelay  time.Duration // latency of the sandbox engine
 	syncWait      time.Duration // Service.SyncWait; default 2m (slow machines under -race)
+	keyRefresh    time.Duration // the key cache's bound (serve --key-refresh); 0 for the default
 	reviewTerms   []string
 	allowPrivate  bool  // fetch inputs from loopback too
 	maxInputBytes int64 // fetch.Config.MaxBytes; 0 for the default
@@ -117,7 +118,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
 		// Keys served from memory, as gengate serve does.
-		Keys:       gengate.NewKeyCache(store, gengate.DefaultKeyRefresh, 0),
+		Keys:       gengate.NewKeyCache(store, o.keyRefresh, 0),
 		WebhookBox: testWebhookBox,
 	}
 	{
