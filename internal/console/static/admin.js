@@ -7,6 +7,30 @@ import { dl, inputsView, optionPairs, modelName } from './views.js?v=__V__';
 
 // ---------- accounts ----------
 
+// codesCard makes redemption codes (POST /api/v1/admin/codes): shown once.
+function codesCard() {
+  const creditsIn = h('input', { type: 'number', name: 'credits', min: 1, step: 1, value: 100, required: true });
+  const count = h('input', { type: 'number', name: 'count', min: 1, max: 10000, step: 1, value: 1, required: true });
+  const expires = h('input', { type: 'date', name: 'expires' });
+  const err = errorSlot();
+  const made = h('div', { id: 'codes-made' });
+  const button = h('button', { type: 'submit', class: 'btn primary' }, 'Make codes');
+  const form = h('form', { id: 'codes-form', class: 'inline-form' }, field('Credits each', creditsIn), field('How many', count),
+    field('Expires (end of UTC day)', expires), h('div', { class: 'field end' }, button));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    err.clear();
+    const body = { credits: Number(creditsIn.value), count: Number(count.value) };
+    if (expires.value) body.expiresAt = expires.value + 'T23:59:59Z';
+    try {
+      const r = await busy(button, () => post('/api/v1/admin/codes', body));
+      replace(made, secretBox(`${r.codes.length} code(s) of ${fmtNum(r.credits)} credits`, r.codes.join('\n'),
+        'Copy them now: codes are stored hashed and never shown again. Each redeems once.', 'codes'));
+    } catch (e) { err.show(e); }
+  });
+  return h('section', { class: 'card' }, h('h2', {}, 'Redemption codes'), form, err, made);
+}
+
 export async function accountsPage(main, _rest, q, seq) {
   document.title = 'Accounts · gengate';
   const search = h('input', { type: 'search', name: 'q', value: q.get('q') || '', placeholder: 'id, name or member email' });
@@ -57,6 +81,7 @@ export async function accountsPage(main, _rest, q, seq) {
   };
   replace(main, h('h1', {}, 'Accounts'),
     h('section', { class: 'card' }, h('h2', {}, 'New account'), createForm, err, made),
+    codesCard(),
     h('section', { class: 'card' }, findForm, list, pager));
   await loadList();
 }
