@@ -102,6 +102,7 @@ func generate(ctx context.Context, key string) {
 }
 `)},
 	{heading: "GET /healthz, GET /readyz, GET /metrics", lang: "json", method: "GET", path: "/readyz", status: 200},
+	{heading: "GET /healthz, GET /readyz, GET /metrics", lang: "json", check: checkDocReadyMember},
 	{heading: "Authentication: API key or session", lang: "json", method: "GET", path: "/api/v1/auth/session", status: 200},
 	{heading: "GET /api/v1/account", lang: "json", method: "GET", path: "/api/v1/account", status: 200},
 	{heading: "GET /api/v1/account/ledger?limit=&cursor=", lang: "json", method: "GET", path: "/api/v1/account/ledger", status: 200},
@@ -393,5 +394,14 @@ func goBlockCompiles(wrapper string) func(t *testing.T, s *stack, key string, b 
 		if out, err := vet.CombinedOutput(); err != nil {
 			t.Errorf("docs/api.md:%d does not build: %v\n%s\n%s", b.line, err, out, src)
 		}
+	}
+}
+
+// checkDocReadyMember checks a block that shows one member of the /readyz
+// answer ("routes": {...}) as that member of a whole answer.
+func checkDocReadyMember(t *testing.T, _ *stack, _ string, b docBlock) {
+	body := []byte(`{"status": "ready", ` + strings.TrimSpace(b.text) + `}`)
+	if msg := validateDocBody("GET", "/readyz", 200, body); msg != "" {
+		t.Errorf("docs/api.md:%d is not a member of a GET /readyz 200 answer: %s\n%s", b.line, msg, b.text)
 	}
 }

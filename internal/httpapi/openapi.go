@@ -539,7 +539,11 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"providers": obj{"type": "object", "description": "each configured upstream provider's check at start (docs/api.md)",
 				"additionalProperties": object(obj{"status": obj{"type": "string", "enum": []string{"checking", "ok", "key_refused", "unreachable", "error", "unchecked"}},
 					"detail": str(), "checkedAt": str()}, "status")},
-			"replication": ref("Replication")}, "status")),
+			"replication": ref("Replication"),
+			"routes": object(obj{"checkedAt": str(),
+				"retired": obj{"type": "array", "items": object(obj{"model": str(), "provider": str(), "upstream": str(),
+					"state": obj{"type": "string", "enum": []string{"live", "unknown", "deprecated", "unchecked"}}, "reason": str(), "upstreamPrice": str()}, "model", "provider", "upstream", "state")},
+				"unreachable": obj{"type": "object", "additionalProperties": str()}})}, "status")),
 			"503": response("unavailable", object(obj{"status": str()}, "status"))})},
 		"/metrics": obj{"get": op("Prometheus metrics: on the operator listener, or here with --metrics-token as a Bearer token", false, obj{
 			"200": obj{"description": "Prometheus text", "content": obj{"text/plain": obj{"schema": str()}}},
