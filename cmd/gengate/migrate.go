@@ -194,7 +194,38 @@ func migrateData(ctx context.Context, args []string, getenv func(string) string,
 			"(whatever it does from now on is not in the copy), then run migrate-data again into a fresh destination if it changed anything\n",
 			stats.Leased)
 	}
+	if err := carryServerKey(src, dst, stdout); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, filesReminder(src, dst))
+	return nil
+}
+
+// carryServerKey copies the source's <data>/webhook.key into a SQLite
+// destination directory that has none: the copied rows are sealed under
+// it (docs/server-key.md). Elsewhere (PostgreSQL, or a key given by
+// --webhook-key) migrate-data says to give the key, and a process started
+// without it stops at start.
+func carryServerKey(src, dst migrateEnd, stdout io.Writer) error {
+	if src.postgres || dst.postgres {
+		return nil
+	}
+	from, to := filepath.Join(src.dir, webhookKeyFile), filepath.Join(dst.dir, webhookKeyFile)
+	key, err := os.ReadFile(from)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the source's processes were given --webhook-key
+	}
+	if err != nil {
+		return fmt.Errorf("server key: %w", err)
+	}
+	if _, err := os.Stat(to); err == nil {
+		fmt.Fprintf(stdout, "server key: %s exists already and was left as it is; it must be the same as %s\n", to, from)
+		return nil
+	}
+	if err := os.WriteFile(to, key, 0o600); err != nil {
+		return fmt.Errorf("server key: %w", err)
+	}
+	fmt.Fprintf(stdout, "server key: copied %s to %s (0600): the copied rows are sealed under it\n", from, to)
 	return nil
 }
 

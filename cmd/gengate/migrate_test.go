@@ -180,3 +180,35 @@ func wantCounts(t *testing.T, out string, want map[string]int) {
 		t.Errorf("printed counts %v; want %v in:\n%s", got, want, out)
 	}
 }
+
+// TestMigrateDataCarriesServerKey: SQLite to SQLite, migrate-data copies
+// the server key into the new directory, and a server there answers the
+// migrated task and serves its file (the token opens under the key).
+func TestMigrateDataCarriesServerKey(t *testing.T) {
+	dir, dir2 := t.TempDir(), filepath.Join(t.TempDir(), "new")
+	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0")
+	r := mustAPI(t, srv.base, "POST", "/api/v1/generate", srv.key, map[string]any{"type": "image", "modelId": "flux", "prompt": "keep me"}, nil)
+	wantCode(t, r, http.StatusOK)
+	jobID := r.str("jobId")
+	srv.shutdown(t)
+
+	out := cli(t, "migrate-data", "--from", dir, "--to", dir2)
+	if !strings.Contains(out, "server key: copied") {
+		t.Errorf("migrate-data does not say it copied the server key:\n%s", out)
+	}
+	old, _ := os.ReadFile(filepath.Join(dir, webhookKeyFile))
+	st, err := os.Stat(filepath.Join(dir2, webhookKeyFile))
+	if got, _ := os.ReadFile(filepath.Join(dir2, webhookKeyFile)); err != nil || string(got) != string(old) || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the new directory's key: %v (mode %v), want the old one, 0600", err, st)
+	}
+	srv2 := runServer(t, "--data", dir2, "--storage", filepath.Join(dir, "files"), "--addr", "127.0.0.1:0")
+	r = mustAPI(t, srv2.base, "GET", "/api/generation/jobs/"+jobID, srv.key, nil, nil)
+	wantCode(t, r, http.StatusOK)
+	urls := outputURLs(r)
+	if len(urls) != 1 {
+		t.Fatalf("the migrated task has outputs %v: %s", urls, r.body)
+	}
+	if data, err := download(urls[0]); err != nil || !isMedia(data) {
+		t.Errorf("output %s after the move: %v", urls[0], err)
+	}
+}
