@@ -130,7 +130,11 @@ func TestKeyCacheServesFromMemory(t *testing.T) {
 func TestKeyCacheFollowsTheCounter(t *testing.T) {
 	ctx := context.Background()
 	store := &countingStore{DB: sqltest.Open(t, "sqlite")}
-	svc := keyService(store, 50*time.Millisecond, nil)
+	// The refresh bound is wall-clock time: long enough that the four
+	// authentications below come well within it on a loaded machine (at
+	// 50 ms, a slow run read the keys again and failed), short enough for
+	// the wait after it.
+	svc := keyService(store, 3*time.Second, nil)
 	secret, id, _ := newKey(t, store)
 	other, _, _ := newKey(t, store)
 	if err := svc.Keys.Check(ctx); err != nil {
@@ -145,16 +149,17 @@ func TestKeyCacheFollowsTheCounter(t *testing.T) {
 		t.Fatalf("two keys authenticated twice each were read %d times; want 2", n)
 	}
 
-	// The counter cannot be read: once 50 ms pass, keys come from the store.
+	// The counter cannot be read: once the bound passes, keys come from the store.
 	store.genFails.Store(true)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for store.finds.Load() == 2 {
 		if time.Now().After(deadline) {
-			t.Fatal("with the counter unreadable, keys were still served from memory 30 s later")
+			t.Fatal("with the counter unreadable, keys were still served from memory 60 s later")
 		}
 		if _, err := svc.Authenticate(ctx, other); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(10 * time.Millisecond) // a poll, not a busy loop
 	}
 	store.genFails.Store(false)
 
