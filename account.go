@@ -38,6 +38,10 @@ type APIKey struct {
 	// Test marks a test key (TestKeyPrefix): its generations run on the
 	// sandbox and charge nothing (testkeys.go).
 	Test bool
+	// Operator gives the key the operator's powers (/api/v1/admin). Only
+	// the CLI makes such keys (gengate keys create --operator); a key made
+	// through the API never is one, whoever makes it.
+	Operator bool
 }
 
 // KeyPrefix starts every API key; TestKeyPrefix, of the same length,

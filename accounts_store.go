@@ -32,20 +32,29 @@ type AccountStore interface {
 	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, *Member, error)
 	ExtendSession(ctx context.Context, id string, until time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
+	// DeleteMemberSessions ends every session of the member and returns
+	// how many there were.
+	DeleteMemberSessions(ctx context.Context, memberID string) (int, error)
 	// PurgeSessions deletes sessions that have expired and login links
 	// that expired (used or not) a day or more before now.
 	PurgeSessions(ctx context.Context, now time.Time) error
 
+	// CreateLoginLink stores a link and voids the member's unused ones,
+	// in one transaction: only the newest link handed out works.
 	CreateLoginLink(ctx context.Context, l *LoginLink) error
 	// UseLoginLink marks the unused, unexpired link with the token hash
 	// used and returns its member, atomically: of two concurrent uses one
-	// wins. With passwordHash not empty it also sets the member's password,
-	// in the same transaction. ENotFound when no such link can be used.
+	// wins. With passwordHash not empty it also sets the member's password
+	// and ends every session of the member, in the same transaction.
+	// ENotFound when no such link can be used.
 	UseLoginLink(ctx context.Context, tokenHash string, now time.Time, passwordHash string) (*Member, error)
 
-	// ListAPIKeys returns the account's keys, revoked ones too, newest
-	// first.
-	ListAPIKeys(ctx context.Context, accountID string) ([]APIKey, error)
+	// ListAPIKeys returns up to limit of the account's keys, revoked ones
+	// too, newest first, after the cursor.
+	ListAPIKeys(ctx context.Context, accountID string, after TaskCursor, limit int) ([]APIKey, error)
+	// CreateAccountKey stores a key if its account has fewer than max
+	// unrevoked keys (KEY_LIMIT_REACHED otherwise), atomically.
+	CreateAccountKey(ctx context.Context, k *APIKey, max int) error
 	// FindAPIKey returns the key with the id, revoked or not.
 	FindAPIKey(ctx context.Context, id string) (*APIKey, error)
 	// UpdateAPIKey writes a key's name and spend limit, if the key belongs

@@ -27,6 +27,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659 // indirect
+
 require (
 	github.com/aws/aws-sdk-go-v2 v1.47.4 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.8 // indirect

@@ -2,6 +2,7 @@ package gengate
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -44,8 +45,89 @@ func checkSpendLimit(limit int) error {
 	return nil
 }
 
+// DefaultMaxKeys is how many unrevoked keys an account may hold
+// (--max-keys).
+const DefaultMaxKeys = 100
+
+// Key error codes.
+const (
+	// EKeyWider refuses a key, or a change to one, that would be wider
+	// than the key that asks for it: a key limited to N credits a day
+	// cannot lift or raise a limit, its own or another key's, above N.
+	EKeyWider = "KEY_WIDER_THAN_CALLER"
+	// EKeyLimit refuses a key over the account's cap of unrevoked keys.
+	EKeyLimit = "KEY_LIMIT_REACHED"
+)
+
+// KeyLimitReached is the error for a key over the account's cap.
+func KeyLimitReached(max int) error {
+	return &Error{Code: EKeyLimit, Message: fmt.Sprintf("this account has %d active keys, the most it may have; revoke one first", max),
+		Extra: map[string]any{"maxKeys": max}}
+}
+
+// callerLimit is the widest spend limit the caller may give a key: a key
+// with a daily limit gives at most that limit (0: the caller is not
+// limited: a session, the CLI, or a key without a limit).
+func callerLimit(caller *APIKey) int {
+	if caller == nil || caller.ID == "" {
+		return 0
+	}
+	return caller.SpendLimit
+}
+
+func keyWider(max int) error {
+	return &Error{Code: EKeyWider,
+		Message: fmt.Sprintf("the key making this request is limited to %d credits a day; it cannot give a key a wider limit", max),
+		Fields:  []FieldError{{Field: "spendLimit", Code: FieldValue, Message: fmt.Sprintf("must be at most %d", max)}},
+		Extra:   map[string]any{"maxSpendLimit": max}}
+}
+
+// MintKey makes a new key for the caller's account through the API: never
+// an operator key, never wider than the caller (a key with a spend limit
+// makes keys limited to at most its own limit; without spendLimit the new
+// key gets the caller's), and not beyond the account's cap of unrevoked
+// keys (MaxKeys). spendLimit nil asks for no limit; test makes a test key
+// (testkeys.go), and a test key makes only test keys.
+func (s *Service) MintKey(ctx context.Context, caller *APIKey, name string, spendLimit *int, test bool) (string, *APIKey, error) {
+	if caller.ID != "" && caller.Test && !test {
+		// A test key spends nothing; a live key it made would spend the
+		// account's credits.
+		return "", nil, &Error{Code: EKeyWider, Message: "a test key makes only test keys",
+			Fields: []FieldError{{Field: "test", Code: FieldValue, Message: "must be true when a test key asks"}}}
+	}
+	limit := 0
+	if spendLimit != nil {
+		if err := checkSpendLimit(*spendLimit); err != nil {
+			return "", nil, err
+		}
+		limit = *spendLimit
+	}
+	if max := callerLimit(caller); max > 0 {
+		if spendLimit == nil {
+			limit = max
+		} else if limit > max {
+			return "", nil, keyWider(max)
+		}
+	}
+	if err := checkName(name, "name"); err != nil {
+		return "", nil, err
+	}
+	secret, k := newAPIKey(caller.AccountID, name, s.now(), test)
+	k.SpendLimit = limit
+	maxKeys := s.MaxKeys
+	if maxKeys <= 0 {
+		maxKeys = DefaultMaxKeys
+	}
+	if err := s.Store.CreateAccountKey(ctx, k, maxKeys); err != nil {
+		return "", nil, err
+	}
+	s.log().InfoContext(ctx, "key created", "account", k.AccountID, "keyId", k.ID, "prefix", k.Prefix, "test", test, "by", caller.ID)
+	return secret, k, nil
+}
+
 // CreateKey makes a new key for an account, with a spend limit (0: none),
-// and returns the secret, handed out once.
+// and returns the secret, handed out once: the operator's way (no cap, no
+// caller to narrow it). API callers go through MintKey.
 func (s *Service) CreateKey(ctx context.Context, accountID, name string, spendLimit int) (string, *APIKey, error) {
 	return s.createKey(ctx, accountID, name, spendLimit, false)
 }
@@ -75,8 +157,14 @@ type KeyChange struct {
 	SpendLimit *int
 }
 
-// UpdateKey renames or limits one of the account's keys.
-func (s *Service) UpdateKey(ctx context.Context, accountID, id string, c KeyChange) (*APIKey, error) {
+// UpdateKey renames or limits one of the caller's account's keys. A
+// caller that is a key with a spend limit cannot lift a limit or set one
+// above its own, on itself or on any other key (EKeyWider).
+func (s *Service) UpdateKey(ctx context.Context, caller *APIKey, id string, c KeyChange) (*APIKey, error) {
+	accountID := caller.AccountID
+	if max := callerLimit(caller); max > 0 && c.SpendLimit != nil && (*c.SpendLimit == 0 || *c.SpendLimit > max) {
+		return nil, keyWider(max)
+	}
 	k, err := s.accountKey(ctx, accountID, id)
 	if err != nil {
 		return nil, err

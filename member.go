@@ -4,6 +4,10 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Member is a person who signs in to an account's area. An account has one
@@ -36,23 +40,48 @@ const (
 	ECSRF               = "CSRF_TOKEN_INVALID"
 	EForbidden          = "FORBIDDEN"
 	ESpendLimit         = "SPEND_LIMIT_EXCEEDED"
+	// ECrossOrigin refuses a sign-in request that a browser marks as sent
+	// by another site's page (login CSRF).
+	ECrossOrigin = "CROSS_ORIGIN_REQUEST"
 )
 
 // MaxEmailLength is the longest email address accepted (RFC 5321).
 const MaxEmailLength = 254
 
-// NormalizeEmail returns the stored form of an email address (trimmed,
-// lower-cased), or an INVALID_REQUEST error on field "email".
+// NormalizeEmail returns the one form an email address is stored and
+// compared in, or an INVALID_REQUEST error on field "email":
+//
+//   - trimmed of surrounding white space, then NFKC (fullwidth ｕ, ＠ and
+//     other compatibility forms become the plain characters) and
+//     case-folded (Unicode full case folding, then NFKC again), so that
+//     spellings a reader cannot tell apart are one member;
+//   - refused when it holds a format character (Unicode Cf: zero-width
+//     space and joiners, the byte-order mark, bidirectional controls, soft
+//     hyphen), a control character or white space, or a domain that ends
+//     with a dot ("x.test." is x.test to DNS), starts with one or has
+//     an empty label: those would make look-alike members.
 func NormalizeEmail(s string) (string, error) {
-	e := strings.ToLower(strings.TrimSpace(s))
+	e := strings.TrimSpace(s)
+	if len(e) > 4*MaxEmailLength || !utf8.ValidString(e) {
+		return "", invalidEmail()
+	}
+	// A Caser keeps state: one per call.
+	e = norm.NFKC.String(cases.Fold().String(norm.NFKC.String(e)))
 	local, domain, ok := strings.Cut(e, "@")
 	bad := !ok || local == "" || domain == "" || strings.Contains(domain, "@") || len(e) > MaxEmailLength ||
-		strings.IndexFunc(e, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
+		strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") ||
+		strings.IndexFunc(e, func(r rune) bool {
+			return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+		}) >= 0
 	if bad {
-		return "", &Error{Code: EInvalid, Message: "email is not a valid address",
-			Fields: []FieldError{{Field: "email", Code: FieldValue, Message: "must be an email address"}}}
+		return "", invalidEmail()
 	}
 	return e, nil
+}
+
+func invalidEmail() error {
+	return &Error{Code: EInvalid, Message: "email is not a valid address",
+		Fields: []FieldError{{Field: "email", Code: FieldValue, Message: "must be an email address"}}}
 }
 
 // NewMember returns a member record for an account.

@@ -44,7 +44,13 @@ func TestPasswordRulesAndEmails(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{" Ann@Example.COM ": "ann@example.com", "a@b": "a@b", "no-at": "", "@x": "", "a@": "",
-		"a b@c": "", "a@b@c": ""} {
+		"a b@c": "", "a@b@c": "",
+		// One member however it is spelled: fullwidth letters and at sign,
+		// capitals, the Kelvin sign; look-alikes with invisible characters
+		// or a trailing dot are refused, not made separate members.
+		"\uff55\uff11@x.test": "u1@x.test", "u1\uff20x.test": "u1@x.test", "U1@X.TEST": "u1@x.test", "\u212a@x.test": "k@x.test",
+		"u1@x.test\u200b": "", "u\u200b1@x.test": "", "u1@x.te\u200dst": "", "\ufeffu1@x.test": "", "u1\u00ad@x.test": "",
+		"u1@x.test\u202e": "", "u1@x.test.": "", "u1@.x.test": "", "u1@x..test": "", "u1@x.test\x00": "", "u1\xff@x.test": ""} {
 		got, err := NormalizeEmail(in)
 		if got != want || (err == nil) != (want != "") {
 			t.Errorf("NormalizeEmail(%q) = %q, %v; want %q", in, got, err, want)

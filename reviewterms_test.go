@@ -22,6 +22,11 @@ func TestReviewTermBypasses(t *testing.T) {
 		{"a fórbiddén fox", "forbidden"},                     // accents
 		{"a 𝐟𝐨𝐫𝐛𝐢𝐝𝐝𝐞𝐧 fox", "forbidden"},                     // mathematical bold
 		{"ⓕⓞⓡⓑⓘⓓⓓⓔⓝ", "forbidden"},                           // circled
+		{"a f\u1d0frbidden fox", "forbidden"},                // small capital ᴏ
+		{"a forbidde\u0578 fox", "forbidden"},                // Armenian ո
+		{"a f\u0585rbidden fox", "forbidden"},                // Armenian օ
+		{"a FORBIDDEN fox, in Cherokee \u13a0", "forbidden"}, // case still folds
+		{"a f\u03bfrbi\u0501\u0501en fox", "forbidden"},      // Greek ο, Cyrillic ԁ
 		{"our secret-plan", " Secret Plan "},
 		{"a fox in the forest", ""},
 		{"for bidding", ""}, // "forbidding" is not "forbidden"

@@ -29,7 +29,7 @@ type Service struct {
 	// SyncWait caps how long a generate call waits for its result; zero
 	// answers every call at once with its task.
 	SyncWait time.Duration
-	// FreeLimit, when set, paces each API key's calls of free models
+	// FreeLimit, when set, paces each account's calls of free models
 	// (cost 0), which no balance bounds; see paceFree.
 	FreeLimit Limiter
 	// RedeemLimit, when set, paces each account's redemption attempts
@@ -39,6 +39,9 @@ type Service struct {
 	// (topup.go); nil: no card top-ups.
 	Payments Payments
 	TopUp    TopUpTerms
+	// MaxKeys caps an account's unrevoked API keys made through the API
+	// (MintKey); 0 means DefaultMaxKeys.
+	MaxKeys int
 	// ReviewTerms hold a prompt containing any of them in review before
 	// any engine runs, matched however the prompt spells them (case,
 	// width, accents, invisible characters, look-alike letters: see

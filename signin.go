@@ -39,8 +39,9 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (string, *
 }
 
 // UseLink consumes a one-time link and starts a session; with a password
-// (setPassword) it also sets the member's password. A password that breaks
-// the rules is refused before the link is used.
+// (setPassword) it also sets the member's password and ends the member's
+// other sessions (before the new one starts). A password that breaks the
+// rules is refused before the link is used.
 func (s *Service) UseLink(ctx context.Context, token, password string, setPassword bool) (string, *Session, *Member, error) {
 	pwHash := ""
 	if setPassword {
@@ -128,6 +129,16 @@ func (s *Service) SignOut(ctx context.Context, token string) error {
 	return s.Store.DeleteSession(ctx, HashKey(token))
 }
 
+// SignOutEverywhere ends every session of the member, the caller's own
+// too, and returns how many there were.
+func (s *Service) SignOutEverywhere(ctx context.Context, m *Member) (int, error) {
+	n, err := s.Store.DeleteMemberSessions(ctx, m.ID)
+	if err == nil {
+		s.log().InfoContext(ctx, "signed out everywhere", "member", m.ID, "account", m.AccountID, "sessions", n)
+	}
+	return n, err
+}
+
 // CreateAccountWithLink creates an account with credits and its first
 // member (an owner, or an operator), and returns a one-time set-up link
 // token for that member: the operator's way to open an account.
@@ -162,7 +173,8 @@ func (s *Service) CreateAccountWithLink(ctx context.Context, email, name string,
 }
 
 // IssueLink stores a fresh one-time link for a member and returns its
-// token, to be handed out once.
+// token, to be handed out once; the member's older unused links stop
+// working.
 func (s *Service) IssueLink(ctx context.Context, memberID, purpose string) (string, error) {
 	token, l := NewLoginLink(memberID, purpose, s.now())
 	if err := s.Store.CreateLoginLink(ctx, l); err != nil {
@@ -182,11 +194,15 @@ func checkName(name, field string) error {
 	return nil
 }
 
-// IsOperator reports whether a member or, for an API key, its account
-// may use the operator endpoints.
-func (s *Service) IsOperator(ctx context.Context, m *Member, accountID string) (bool, error) {
+// IsOperator reports whether a caller may use the operator endpoints: a
+// member signed in with the operator role, or an API key the CLI made as
+// an operator key. A key is never an operator's because its account has
+// an operator member: keys are handed to programs, and a program holding
+// a key limited to a few credits must not grant credits or take over
+// other accounts.
+func IsOperator(m *Member, k *APIKey) bool {
 	if m != nil {
-		return m.Role == RoleOperator, nil
+		return m.Role == RoleOperator
 	}
-	return s.Store.HasOperator(ctx, accountID)
+	return k != nil && k.ID != "" && k.Operator
 }

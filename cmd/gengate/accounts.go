@@ -168,7 +168,7 @@ func accountsShow(ctx context.Context, args []string, getenv func(string) string
 func printKeys(ctx context.Context, s *sqlstore.DB, w io.Writer, accountID string, withAccount bool) error {
 	var keys []gengate.APIKey
 	if accountID != "" {
-		ks, err := s.ListAPIKeys(ctx, accountID)
+		ks, err := allKeys(ctx, s, accountID)
 		if err != nil {
 			return err
 		}
@@ -179,7 +179,7 @@ func printKeys(ctx context.Context, s *sqlstore.DB, w io.Writer, accountID strin
 			return err
 		}
 		for _, a := range accts {
-			ks, err := s.ListAPIKeys(ctx, a.ID)
+			ks, err := allKeys(ctx, s, a.ID)
 			if err != nil {
 				return err
 			}
@@ -204,6 +204,9 @@ func printKeys(ctx context.Context, s *sqlstore.DB, w io.Writer, accountID strin
 		if !k.RevokedAt.IsZero() {
 			state = "revoked " + k.RevokedAt.Format(time.RFC3339)
 		}
+		if k.Operator {
+			state += ", operator"
+		}
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", k.ID, k.Prefix, k.Name, k.CreatedAt.Format(time.RFC3339), used, limit, state)
 		if withAccount {
 			row = k.AccountID + "\t" + row
@@ -211,6 +214,21 @@ func printKeys(ctx context.Context, s *sqlstore.DB, w io.Writer, accountID strin
 		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
+}
+
+// allKeys reads every key of the account, a page at a time.
+func allKeys(ctx context.Context, s *sqlstore.DB, accountID string) ([]gengate.APIKey, error) {
+	var out []gengate.APIKey
+	var after gengate.TaskCursor
+	for {
+		page, err := s.ListAPIKeys(ctx, accountID, after, 1000)
+		if err != nil || len(page) < 1000 {
+			return append(out, page...), err
+		}
+		out = append(out, page...)
+		last := page[len(page)-1]
+		after = gengate.TaskCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
 }
 
 func keysList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gengate/gengate"
 )
 
 // binaryRun runs the real binary with args and returns its stdout; it
@@ -192,7 +196,25 @@ func TestAdminEnginesStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0", "--config", cfg)
-	r := mustAPI(t, srv.base, "GET", "/api/v1/admin/engines", srv.key, nil, nil)
+	// The first-start key is a plain key: operator powers need a key the
+	// CLI made for that purpose (or an operator's session).
+	wantCode(t, mustAPI(t, srv.base, "GET", "/api/v1/admin/engines", srv.key, nil, nil), http.StatusForbidden)
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"keys", "create", "--data", dir, "--account", srv.account, "--operator", "--name", "ops"},
+		noEnv, &out, &errOut); err != nil {
+		t.Fatalf("keys create --operator: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	opKey := lines[len(lines)-1]
+	if !strings.Contains(out.String(), "operator key") || !strings.HasPrefix(opKey, gengate.KeyPrefix) {
+		t.Fatalf("keys create --operator printed %q", out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"keys", "list", "--data", dir, "--account", srv.account}, noEnv, &out, &errOut); err != nil ||
+		!strings.Contains(out.String(), "active, operator") {
+		t.Errorf("keys list does not show the operator key (%v):\n%s", err, out.String())
+	}
+	r := mustAPI(t, srv.base, "GET", "/api/v1/admin/engines", opKey, nil, nil)
 	wantCode(t, r, http.StatusOK)
 	got := map[string]string{}
 	for _, e := range r.json["data"].([]any) {

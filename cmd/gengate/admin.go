@@ -84,26 +84,54 @@ func parseInterleaved(f *flags, args []string) ([]string, error) {
 
 func keysCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var credits int
-	var name string
-	var test bool
+	var name, account string
+	var test, operator bool
 	s, _, _, err := openStore(ctx, "keys create", args, getenv, stderr, func(f *flags) {
 		f.IntVar(&credits, "credits", -1, "credits of the new account")
 		f.StringVar(&name, "name", "", "name of the account and key")
 		f.BoolVar(&test, "test", false, "make a test key (gg_test_): its generations run on the sandbox and charge nothing")
+		f.StringVar(&account, "account", "", "add the key to this existing account instead of creating one")
+		f.BoolVar(&operator, "operator", false, "an operator key: it may use /api/v1/admin (grant credits, create accounts, sign-in links); keys made through the API never are")
 	})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if credits < 0 {
-		return errors.New("--credits N is required (N ≥ 0)")
+	if account != "" {
+		if credits >= 0 {
+			return errors.New("--credits creates an account; with --account the key joins an existing one")
+		}
+		if _, err := s.FindAccount(ctx, account); err != nil {
+			return err
+		}
+		newKey := gengate.NewAPIKey
+		if test {
+			newKey = gengate.NewTestAPIKey
+		}
+		secret, k := newKey(account, name, time.Now())
+		k.Operator = operator
+		if err := s.CreateAPIKey(ctx, k); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "key %s of account %s%s\n%s\n", k.ID, account, operatorMark(operator), secret)
+		return nil
 	}
-	secret, acct, err := createKey(ctx, s, name, credits, test)
+	if credits < 0 {
+		return errors.New("--credits N is required (N ≥ 0), or --account ID")
+	}
+	secret, acct, err := createKey(ctx, s, name, credits, test, operator)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "account %s (%d credits)\n%s\n", acct.ID, credits, secret)
+	fmt.Fprintf(stdout, "account %s (%d credits)%s\n%s\n", acct.ID, credits, operatorMark(operator), secret)
 	return nil
+}
+
+func operatorMark(operator bool) string {
+	if operator {
+		return ", operator key"
+	}
+	return ""
 }
 
 func keysRevoke(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

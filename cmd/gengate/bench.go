@@ -259,7 +259,7 @@ func benchKey(ctx context.Context, database, data string) (string, error) {
 		return "", err
 	}
 	defer store.Close()
-	secret, _, err := createKey(ctx, store, "bench", 1_000_000_000, false)
+	secret, _, err := createKey(ctx, store, "bench", 1_000_000_000, false, false)
 	return secret, err
 }
 

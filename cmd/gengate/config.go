@@ -92,9 +92,11 @@ type Config struct {
 	// keys it keeps there (0: no cache, every request reads its key).
 	KeyRefresh time.Duration
 	KeyCache   int
-	// FreeRateLimit and FreeRateBurst pace free-model calls per key.
+	// FreeRateLimit and FreeRateBurst pace free-model calls per account.
 	FreeRateLimit float64
 	FreeRateBurst int
+	// MaxKeys caps an account's active API keys made through the API.
+	MaxKeys int
 	// MaxInputMemory and MaxDecodeMemory are the input decode budgets
 	// (fetch.Config): per image, and for all inputs in flight.
 	MaxInputMemory  int64
@@ -220,6 +222,8 @@ func (c *Config) Validate() error {
 		return errors.New("--key-cache must be ≥ 0")
 	case c.FreeRateLimit < 0 || c.FreeRateBurst < 0:
 		return errors.New("--free-rate-limit and --free-rate-burst must be ≥ 0")
+	case c.MaxKeys < 1:
+		return errors.New("--max-keys must be ≥ 1")
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return errors.New("--rate-limit and --rate-burst must be ≥ 0")
 	case c.UploadRetention < time.Minute:
@@ -422,8 +426,9 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.KeyRefresh, "key-refresh", gengate.DefaultKeyRefresh, "longest a key revoked or changed by another process may still be accepted from this process's memory"),
 		f.integer(&c.KeyCache, "key-cache", gengate.DefaultKeyCacheSize, "most API keys this process keeps in memory (0: read the key from the database on every request)"),
 		f.integer(&c.RateBurst, "rate-burst", 0, "calls a key may make at once under --rate-limit (default: the rate, rounded up)"),
-		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per API key (0: no limit); over it 429 RATE_LIMITED"),
-		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls a key may make at once under --free-rate-limit"),
+		f.float(&c.FreeRateLimit, "free-rate-limit", gengate.DefaultFreeRate, "calls of free models (cost 0) per second per account, whatever keys it calls with (0: no limit); over it 429 RATE_LIMITED"),
+		f.integer(&c.FreeRateBurst, "free-rate-burst", gengate.DefaultFreeBurst, "free-model calls an account may make at once under --free-rate-limit"),
+		f.integer(&c.MaxKeys, "max-keys", gengate.DefaultMaxKeys, "most active (unrevoked) API keys an account may make through the API; over it 409 KEY_LIMIT_REACHED"),
 	}
 	errs = append(errs, c.Accounts.add(f), c.Replicate.add(f), c.Billing.add(f))
 	if err := errors.Join(errs...); err != nil {

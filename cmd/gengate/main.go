@@ -1,7 +1,8 @@
 // Command gengate runs the gengate service and its operator commands.
 //
 //	gengate serve                 API and workers (prints a key on first start)
-//	gengate keys create --credits N [--name NAME] [--test]
+//	gengate keys create --credits N [--name NAME] [--test] [--operator]
+//	gengate keys create --account ID [--name NAME] [--test] [--operator]
 //	gengate keys revoke KEY-OR-PREFIX-OR-ID
 //	gengate keys list [--account ID]
 //	gengate accounts create --email E --credits N [--name N] [--operator]
@@ -69,6 +70,8 @@ commands:
   serve                               run the API and workers
   keys create --credits N [--name N] [--test]
                                       create an account and an API key (--test: a gg_test_ key, sandbox only, never charged)
+  keys create --account ID [--operator]
+                                      add a key to an account; --operator: it may use /api/v1/admin
   keys revoke KEY|PREFIX|ID           revoke an API key (the full key, its prefix or its id)
   keys list [--account ID]            API keys, with last use and spend limits
   accounts create --email E --credits N [--name N] [--operator]

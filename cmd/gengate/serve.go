@@ -165,6 +165,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 		WebhookBox:          box,
 		WebhookOverlap:      cfg.WebhookOverlap,
 		MaxWebhookEndpoints: cfg.MaxWebhookEndpoints,
+		MaxKeys:             cfg.MaxKeys,
 	}
 	if cfg.Role != "worker" && cfg.KeyCache > 0 { // workers authenticate no one
 		svc.Keys = gengate.NewKeyCache(store, cfg.KeyRefresh, cfg.KeyCache)
@@ -358,7 +359,7 @@ func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer, cfg *
 	if err != nil || n > 0 {
 		return nil, err
 	}
-	secret, acct, err := createKey(ctx, store, "default", 1000, false)
+	secret, acct, err := createKey(ctx, store, "default", 1000, false, false) // a plain live key
 	if err != nil {
 		return nil, err
 	}
@@ -367,8 +368,8 @@ func firstStart(ctx context.Context, store *sqlstore.DB, stdout io.Writer, cfg *
 }
 
 // createKey makes an account with credits and its first key, a test key
-// (gg_test_) when test is set.
-func createKey(ctx context.Context, store gengate.Store, name string, credits int, test bool) (string, *gengate.Account, error) {
+// (gg_test_) when test is set, an operator key when operator is.
+func createKey(ctx context.Context, store gengate.Store, name string, credits int, test, operator bool) (string, *gengate.Account, error) {
 	now := time.Now()
 	acct := &gengate.Account{ID: gengate.NewID(), Name: name, CreatedAt: now}
 	if err := store.CreateAccount(ctx, acct, credits); err != nil {
@@ -379,6 +380,7 @@ func createKey(ctx context.Context, store gengate.Store, name string, credits in
 		newKey = gengate.NewTestAPIKey
 	}
 	secret, key := newKey(acct.ID, name, now)
+	key.Operator = operator
 	if err := store.CreateAPIKey(ctx, key); err != nil {
 		return "", nil, err
 	}

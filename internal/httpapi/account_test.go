@@ -45,8 +45,11 @@ func (s *stack) holder(credits int, operator bool) *holder {
 		s.t.Fatalf("set-up link: %s", r)
 	}
 	h.cookie, h.csrf = sessionCookie(s.t, r), r.str("csrfToken")
-	secret, _, err := s.svc.CreateKey(ctx, acct.ID, "test", 0)
-	if err != nil {
+	// An operator's holder gets an operator key, as the CLI makes it
+	// (gengate keys create --operator); others a plain key.
+	secret, k := gengate.NewAPIKey(acct.ID, "test", time.Now())
+	k.Operator = operator
+	if err := s.store.CreateAPIKey(ctx, k); err != nil {
 		s.t.Fatal(err)
 	}
 	h.key = secret

@@ -13,8 +13,9 @@ import (
 
 // This file is the operator's endpoints, /api/v1/admin/*: accounts,
 // credits, sign-in links, the review queue and the engines. Only a member
-// with the operator role (by session) or a key of an account that has one
-// may use them; everyone else gets 403 FORBIDDEN.
+// with the operator role (by session) or an operator key (made by the CLI,
+// gengate keys create --operator) may use them; everyone else, other keys
+// of an operator's account included, gets 403 FORBIDDEN.
 
 func (a *api) adminRoutes(mux gatedMux) {
 	op := func(h http.Handler) http.Handler { return a.auth(a.operator(h)) }
@@ -34,12 +35,9 @@ func (a *api) adminRoutes(mux gatedMux) {
 func (a *api) operator(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := principalOf(r)
-		ok, err := a.svc.IsOperator(r.Context(), p.member, p.key.AccountID)
-		if err == nil && !ok {
-			err = gengate.Errorf(gengate.EForbidden, "only operators may use this endpoint")
-		}
-		if err != nil {
-			writeError(w, r, a.log, err)
+		if !gengate.IsOperator(p.member, p.key) {
+			writeError(w, r, a.log, gengate.Errorf(gengate.EForbidden,
+				"only operators may use this endpoint: an operator's session, or a key made with gengate keys create --operator"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -120,15 +118,19 @@ func (a *api) handleAdminAccount() http.Handler {
 		if err == nil {
 			body, err = a.accountBody(r, acct)
 		}
-		var keys []map[string]any
+		var keys map[string]any
 		if err == nil {
-			keys, err = a.keyList(r, acct.ID)
+			// The newest page of keys (limit and cursor page on).
+			keys, err = a.keyPage(r, acct.ID)
 		}
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return
 		}
-		body["keys"] = keys
+		body["keys"] = keys["data"]
+		if c, ok := keys["nextCursor"]; ok {
+			body["keysNextCursor"] = c
+		}
 		writeJSON(w, http.StatusOK, body)
 	})
 }

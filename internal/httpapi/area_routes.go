@@ -3,10 +3,13 @@ package httpapi
 // accountRoutes adds the account area's endpoints (docs/api.md, "Account
 // area") to the mux.
 func (a *api) accountRoutes(mux gatedMux) {
-	mux.Handle("POST /api/v1/auth/signin", a.handleSignIn())
-	mux.Handle("POST /api/v1/auth/link", a.handleLink())
-	mux.Handle("POST /api/v1/auth/signup", a.handleSignUp())
-	mux.Handle("POST /api/v1/auth/signout", a.handleSignOut())
+	// The sign-in endpoints take JSON from this server's own pages (or
+	// from clients that are not browsers) only: crossorigin.go.
+	mux.Handle("POST /api/v1/auth/signin", a.sameOrigin(a.jsonOnly(a.handleSignIn())))
+	mux.Handle("POST /api/v1/auth/link", a.sameOrigin(a.jsonOnly(a.handleLink())))
+	mux.Handle("POST /api/v1/auth/signup", a.sameOrigin(a.jsonOnly(a.handleSignUp())))
+	mux.Handle("POST /api/v1/auth/signout", a.sameOrigin(a.handleSignOut()))
+	mux.Handle("POST /api/v1/auth/signout-all", a.sameOrigin(a.handleSignOutAll()))
 	mux.Handle("GET /api/v1/auth/session", a.handleSession())
 	mux.Handle("GET /api/v1/auth/config", a.handleAuthConfig())
 

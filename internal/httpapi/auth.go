@@ -347,6 +347,35 @@ func (a *api) handleSignOut() http.Handler {
 	})
 }
 
+// handleSignOutAll is POST /api/v1/auth/signout-all: it ends every
+// session of the cookie's member, this one too (with its CSRF token), and
+// clears the cookie. For a lost device or a shared computer; a new
+// password does the same by itself.
+func (a *api) handleSignOutAll() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie(SessionCookie)
+		if err != nil || c.Value == "" {
+			writeError(w, r, a.log, gengate.Errorf(gengate.EUnauthorized, "not signed in"))
+			return
+		}
+		sess, m, err := a.svc.SessionFor(r.Context(), c.Value)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		if !validCSRF(r.Header.Get(CSRFHeader), sess.CSRFToken) {
+			writeError(w, r, a.log, gengate.Errorf(gengate.ECSRF, "this request needs the session's CSRF token in the X-CSRF-Token header"))
+			return
+		}
+		if _, err := a.svc.SignOutEverywhere(r.Context(), m); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		a.clearSessionCookie(w, r)
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
 // handleSession is GET /api/v1/auth/session: the cookie's session.
 func (a *api) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -27,31 +27,47 @@ func keyBody(k *gengate.APIKey, now time.Time) map[string]any {
 	if k.Test {
 		b["test"] = true
 	}
+	if k.Operator {
+		b["operator"] = true
+	}
 	return b
 }
 
-func (a *api) keyList(r *http.Request, accountID string) ([]map[string]any, error) {
-	keys, err := a.svc.Store.ListAPIKeys(r.Context(), accountID)
+// keyPage reads a page of the account's keys: limit (default 50, at most
+// 200) and cursor, like the other lists.
+func (a *api) keyPage(r *http.Request, accountID string) (map[string]any, error) {
+	limit, err := pageLimit(r)
+	var after gengate.TaskCursor
+	if err == nil {
+		after, err = readTaskCursor(r)
+	}
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	out := make([]map[string]any, 0, len(keys))
-	for i := range keys {
-		out = append(out, keyBody(&keys[i], now))
+	keys, err := a.svc.Store.ListAPIKeys(r.Context(), accountID, after, limit+1)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	body := map[string]any{}
+	keys = onePage(keys, limit, body, func(k gengate.APIKey) string { return createdCursor(k.CreatedAt, k.ID) })
+	now := time.Now()
+	data := make([]map[string]any, 0, len(keys))
+	for i := range keys {
+		data = append(data, keyBody(&keys[i], now))
+	}
+	body["data"] = data
+	return body, nil
 }
 
-// handleKeys is GET /api/v1/keys.
+// handleKeys is GET /api/v1/keys: a page of the caller's account's keys.
 func (a *api) handleKeys() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		keys, err := a.keyList(r, apiKey(r).AccountID)
+		body, err := a.keyPage(r, apiKey(r).AccountID)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"data": keys})
+		writeJSON(w, http.StatusOK, body)
 	})
 }
 
@@ -67,19 +83,11 @@ func (a *api) handleCreateKey() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		limit := 0
-		if req.SpendLimit != nil {
-			if *req.SpendLimit < 1 {
-				writeError(w, r, a.log, badField("spendLimit", "must be ≥ 1, or null for none"))
-				return
-			}
-			limit = *req.SpendLimit
+		if req.SpendLimit != nil && *req.SpendLimit < 1 {
+			writeError(w, r, a.log, badField("spendLimit", "must be ≥ 1, or null for none"))
+			return
 		}
-		create := a.svc.CreateKey
-		if req.Test {
-			create = a.svc.CreateTestKey
-		}
-		secret, k, err := create(r.Context(), apiKey(r).AccountID, req.Name, limit)
+		secret, k, err := a.svc.MintKey(r.Context(), apiKey(r), req.Name, req.SpendLimit, req.Test)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return
@@ -123,7 +131,7 @@ func (a *api) handleUpdateKey() http.Handler {
 				return
 			}
 		}
-		k, err := a.svc.UpdateKey(r.Context(), apiKey(r).AccountID, r.PathValue("keyId"), c)
+		k, err := a.svc.UpdateKey(r.Context(), apiKey(r), r.PathValue("keyId"), c)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return

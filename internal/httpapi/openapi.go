@@ -59,7 +59,8 @@ var problemCodes = []string{
 	gengate.EMethodNotAllowed, gengate.ENeedsReview, gengate.EKeyInUse, gengate.EConflict, gengate.ETooLarge,
 	gengate.EUnsupportedMedia, gengate.EKeyReused, gengate.ERateLimited, gengate.EFailed, gengate.EInternal,
 	"FORBIDDEN", "CSRF_TOKEN_INVALID", "INVALID_CREDENTIALS", "INVALID_LINK", "SIGNUP_CLOSED", "EMAIL_TAKEN",
-	"SPEND_LIMIT_EXCEEDED", gengate.ECodeUnknown, gengate.ECodeUsed, gengate.ECodeExpired, gengate.ESignature, gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
+	"SPEND_LIMIT_EXCEEDED", gengate.ECodeUnknown, gengate.ECodeUsed, gengate.ECodeExpired, gengate.ESignature, gengate.ECrossOrigin, gengate.EKeyWider, gengate.EKeyLimit,
+	gengate.EOverloaded, gengate.ECanceled, gengate.ETaskFinished, gengate.ETaskBusy,
 }
 
 var fieldCodes = []string{
@@ -213,6 +214,19 @@ func smallBody(responses obj) obj {
 	return responses
 }
 
+// signInDoor documents the answers of the sign-in door (crossorigin.go):
+// 403 CROSS_ORIGIN_REQUEST for another site's page, and, for an operation
+// with a body (json), 415 for a body that is not application/json.
+func signInDoor(responses obj, json bool) obj {
+	if _, ok := responses["403"]; !ok {
+		responses["403"] = problem("CROSS_ORIGIN_REQUEST: sent by another site's page")
+	}
+	if json {
+		responses["415"] = problem("UNSUPPORTED_MEDIA_TYPE: the body is not application/json")
+	}
+	return responses
+}
+
 // withStore documents the 500 of an operation without credentials that
 // reads the database or the file store.
 func withStore(responses obj) obj {
@@ -249,6 +263,12 @@ func jsonBody(schema obj) obj {
 
 func pathParam(name string) obj {
 	return obj{"parameters": []obj{{"name": name, "in": "path", "required": true, "schema": str()}}}
+}
+
+// pathAndQuery is a path parameter and optional query parameters.
+func pathAndQuery(path string, query ...string) obj {
+	ps := pathParam(path)["parameters"].([]obj)
+	return obj{"parameters": append(ps, queryParams(query...)["parameters"].([]obj)...)}
 }
 
 func queryParams(names ...string) obj {
@@ -290,6 +310,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"creditsRefunded": integer(), "remainingCredits": integer(), "requiredCredits": integer(),
 		"retryAfter": obj{"type": "integer", "description": "seconds, as in Retry-After"},
 		"keyId":      str(), "spendLimit": integer(), "spentToday": integer(),
+		"maxSpendLimit": obj{"type": "integer", "description": "KEY_WIDER_THAN_CALLER: the calling key's own daily limit"},
+		"maxKeys":       obj{"type": "integer", "description": "KEY_LIMIT_REACHED: the cap of active keys (--max-keys)"},
 	}, "type", "title", "status", "detail", "code")
 	schemas["ImageResult"] = object(obj{"jobId": str(), "images": arr(str()), "remainingCredits": integer()}, "jobId", "images", "remainingCredits")
 	schemas["VideoResult"] = object(obj{"jobId": str(), "video": str(), "remainingCredits": integer()}, "jobId", "video", "remainingCredits")
@@ -356,7 +378,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 	keyPattern := "^(" + gengate.KeyPrefix + "|" + gengate.TestKeyPrefix + ")"
 	key := obj{"id": str(), "name": str(), "prefix": obj{"type": "string", "pattern": keyPattern},
 		"createdAt": str(), "lastUsedAt": str(), "revokedAt": str(), "spendLimit": integer(), "spentToday": integer(),
-		"test": obj{"const": true, "description": "a test key: its generations run on the sandbox and charge nothing"}}
+		"test":     obj{"const": true, "description": "a test key: its generations run on the sandbox and charge nothing"},
+		"operator": obj{"const": true, "description": "an operator key, which only the CLI makes"}}
 	keyRequired := []string{"id", "name", "prefix", "createdAt", "spentToday"}
 	schemas["Key"] = object(key, keyRequired...)
 	schemas["KeyCreated"] = object(with(key, obj{"key": obj{"type": "string", "pattern": keyPattern,
@@ -439,7 +462,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"members": arr(object(obj{"id": str(), "email": str(), "role": str(), "createdAt": str()}, "id", "email", "role", "createdAt"))}
 	accountRequired := []string{"id", "name", "remainingCredits", "createdAt", "members"}
 	schemas["Account"] = object(account, accountRequired...)
-	schemas["AccountWithKeys"] = object(with(account, obj{"keys": arr(ref("Key"))}), append(accountRequired, "keys")...)
+	schemas["AccountWithKeys"] = object(with(account, obj{"keys": arr(ref("Key")), "keysNextCursor": str()}), append(accountRequired, "keys")...)
 	schemas["LedgerPage"] = object(obj{"data": arr(object(obj{"id": str(), "kind": str(), "amount": integer(), "balanceAfter": integer(),
 		"taskId": str(), "note": str(), "createdAt": str()}, "id", "kind", "amount", "balanceAfter", "createdAt")), "nextCursor": str()}, "data")
 	session := object(obj{"member": object(obj{"id": str(), "email": str(), "role": str()}, "id", "email", "role"), "accountId": str(), "accountName": str(), "operator": obj{"type": "boolean"}, "csrfToken": str()})
@@ -550,11 +573,12 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"401": problem("UNAUTHORIZED: the metrics token is missing or wrong"),
 			"404": problem("NOT_FOUND: no metrics on this listener (no --metrics-token)")})},
 		// The account area (docs/api.md has its members in full).
-		"/api/v1/auth/signin":  obj{"post": op("Sign in with email and password", false, withStore(smallBody(obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_CREDENTIALS"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After")})))},
-		"/api/v1/auth/link":    obj{"post": op("Use a one-time link", false, withStore(smallBody(obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_LINK")})))},
-		"/api/v1/auth/signup":  obj{"post": op("Open sign-up", false, withStore(smallBody(obj{"201": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "403": problem("SIGNUP_CLOSED"), "409": problem("EMAIL_TAKEN")})))},
-		"/api/v1/auth/signout": obj{"post": op("Sign out", false, withStore(obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID")}))},
-		"/api/v1/auth/session": obj{"get": op("The current session", false, withStore(obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")}))},
+		"/api/v1/auth/signin":      obj{"post": op("Sign in with email and password", false, withStore(smallBody(signInDoor(obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_CREDENTIALS"), "429": response("RATE_LIMITED", ref("Problem"), "Retry-After")}, true))))},
+		"/api/v1/auth/link":        obj{"post": op("Use a one-time link", false, withStore(smallBody(signInDoor(obj{"200": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "401": problem("INVALID_LINK")}, true))))},
+		"/api/v1/auth/signup":      obj{"post": op("Open sign-up", false, withStore(smallBody(signInDoor(obj{"201": response("the session", session, "Set-Cookie"), "400": problem("INVALID_REQUEST"), "403": problem("SIGNUP_CLOSED, or CROSS_ORIGIN_REQUEST: sent by another site's page"), "409": problem("EMAIL_TAKEN")}, true))))},
+		"/api/v1/auth/signout":     obj{"post": op("Sign out", false, withStore(obj{"204": obj{"description": "signed out"}, "403": problem("CSRF_TOKEN_INVALID, or CROSS_ORIGIN_REQUEST: sent by another site's page")}))},
+		"/api/v1/auth/signout-all": obj{"post": op("Sign out everywhere: end every session of the signed-in member, this one too", false, withStore(obj{"204": obj{"description": "every session of the member ended; the cookie cleared"}, "401": problem("UNAUTHORIZED: no session"), "403": problem("CSRF_TOKEN_INVALID, or CROSS_ORIGIN_REQUEST: sent by another site's page")}))},
+		"/api/v1/auth/session":     obj{"get": op("The current session", false, withStore(obj{"200": response("the session", session), "401": problem("UNAUTHORIZED")}))},
 		"/api/v1/auth/config": obj{"get": op("Sign-up and top-up configuration", false, obj{"200": response("config", object(obj{"openSignup": obj{"type": "boolean"},
 			"topUp": object(obj{"currency": str(), "unitAmount": integer(), "minCredits": integer(), "maxCredits": integer()},
 				"currency", "unitAmount", "minCredits", "maxCredits")}, "openSignup"))})},
@@ -589,13 +613,15 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"429": response("RATE_LIMITED: too many attempts for this account", ref("Problem"), "Retry-After")}),
 			jsonBody(closed(obj{"code": str()}, "code")))},
 		"/api/v1/keys": obj{
-			"get": op("The account's API keys", true, obj{"200": response("keys, newest first, revoked ones too", object(obj{"data": arr(ref("Key"))}, "data"))}),
-			"post": op("Create an API key (the secret is shown once)", true, smallBody(obj{"201": response("the key with its secret", ref("KeyCreated")), "400": problem("INVALID_REQUEST")}),
+			"get": op("The account's API keys, a page at a time", true, obj{"200": response("keys, newest first, revoked ones too", page(ref("Key"))), "400": problem("INVALID_REQUEST naming the bad parameter")},
+				queryParams("limit", "cursor")),
+			"post": op("Create an API key (the secret is shown once); a key with a spend limit makes keys limited to at most its own, a test key only test keys, and no key operator keys", true, smallBody(obj{"201": response("the key with its secret", ref("KeyCreated")), "400": problem("INVALID_REQUEST"),
+				"403": problem("KEY_WIDER_THAN_CALLER: a spendLimit above the calling key's own, or a live key asked by a test key"), "409": problem("KEY_LIMIT_REACHED: the account has --max-keys active keys")}),
 				jsonBody(closed(obj{"name": str(), "spendLimit": spendLimit,
 					"test": obj{"type": "boolean", "description": "a test key (gg_test_): generations on the sandbox, nothing charged"}}, "name"))),
 		},
 		"/api/v1/keys/{keyId}": obj{
-			"patch": op("Rename a key or set its daily spend limit", true, smallBody(obj{"200": response("the key", ref("Key")), "400": problem("INVALID_REQUEST"), "404": problem("NOT_FOUND")}), pathParam("keyId"),
+			"patch": op("Rename a key or set its daily spend limit; a key with a spend limit cannot lift a limit or raise one above its own", true, smallBody(obj{"200": response("the key", ref("Key")), "400": problem("INVALID_REQUEST"), "403": problem("KEY_WIDER_THAN_CALLER"), "404": problem("NOT_FOUND")}), pathParam("keyId"),
 				jsonBody(closed(obj{"name": str(), "spendLimit": spendLimit}))),
 			"delete": op("Revoke a key", true, obj{"204": obj{"description": "revoked"}, "404": problem("NOT_FOUND")}, pathParam("keyId")),
 		},
@@ -613,7 +639,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"201": response("the codes", object(obj{"codes": arr(str()), "credits": integer(), "expiresAt": str()}, "codes", "credits")),
 			"400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN")}),
 			jsonBody(closed(obj{"credits": integer(), "count": integer(), "expiresAt": str()}, "credits")))},
-		"/api/v1/admin/accounts/{id}": obj{"get": op("Operator: one account", true, obj{"200": response("the account with its keys", ref("AccountWithKeys")), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathParam("id"))},
+		"/api/v1/admin/accounts/{id}": obj{"get": op("Operator: one account with a page of its keys (limit, cursor)", true, obj{"200": response("the account with its keys", ref("AccountWithKeys")), "400": problem("INVALID_REQUEST naming the bad parameter"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathAndQuery("id", "limit", "cursor"))},
 		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, smallBody(obj{"200": response("the balance", object(obj{"remainingCredits": integer()}, "remainingCredits")),
 			"402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}),
 			pathParam("id"), jsonBody(closed(obj{"credits": obj{"type": "integer", "not": obj{"const": 0}, "description": "negative removes credits"},

@@ -44,6 +44,9 @@ var statusOf = map[string]int{
 	gengate.ECodeUsed:           http.StatusConflict,
 	gengate.ECodeExpired:        http.StatusGone,
 	gengate.ESignature:          http.StatusBadRequest,
+	gengate.ECrossOrigin:        http.StatusForbidden,
+	gengate.EKeyWider:           http.StatusForbidden,
+	gengate.EKeyLimit:           http.StatusConflict,
 }
 
 // writeError answers with err as a problem body. The client gets the

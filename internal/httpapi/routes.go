@@ -95,7 +95,7 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	a := &api{svc: svc, cfg: cfg, log: log, metrics: cfg.Metrics,
 		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
 		probes: &probeCache{results: map[string]probeResult{}}, drained: drainContext(cfg.Drain),
-		waiting: cfg.Waiting}
+		waiting: cfg.Waiting, crossOrigin: newCrossOrigin(cfg.PublicURL)}
 	a.facades = newFacadeIndex(svc, cfg.Facades)
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
@@ -179,6 +179,9 @@ type api struct {
 	drained   context.Context // ends when cfg.Drain closes
 	waiting   *Waiting        // the parked calls (parked.go)
 	facades   *facadeIndex    // provider model names (facades.go)
+	// crossOrigin refuses sign-in requests sent by another site's pages
+	// (crossorigin.go).
+	crossOrigin *http.CrossOriginProtection
 }
 
 type ctxKey int

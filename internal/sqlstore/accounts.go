@@ -56,12 +56,20 @@ func (s *DB) FindAccount(ctx context.Context, id string) (*gengate.Account, erro
 
 // CreateAPIKey stores a key (its hash only).
 func (s *DB) CreateAPIKey(ctx context.Context, k *gengate.APIKey) error {
-	test := 0
+	return insertKey(ctx, s.db, k)
+}
+
+func insertKey(ctx context.Context, q execer, k *gengate.APIKey) error {
+	test, operator := 0, 0
 	if k.Test {
 		test = 1
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, spend_limit, test) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash, ms(k.CreatedAt), k.SpendLimit, test)
+	if k.Operator {
+		operator = 1
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, spend_limit, test, operator)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash, ms(k.CreatedAt), k.SpendLimit, test, operator)
 	return err
 }
 

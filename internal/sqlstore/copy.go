@@ -91,10 +91,11 @@ var copyTables = []copyTable{
 		{"created_at", colInt}, {"revoked_at", colInt},
 		{"last_used_at", colInt}, {"spend_limit", colInt}, {"spent_day", colInt}, {"spent", colInt},
 		{"test", colInt},
+		{"operator", colInt},
 	}},
 	{"members", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"email", colText}, {"role", colText}, {"password_hash", colText},
-		{"created_at", colInt},
+		{"created_at", colInt}, {"email_form", colInt},
 	}},
 	{"sessions", "id", []copyColumn{
 		{"id", colText}, {"token_hash", colText}, {"member_id", colText}, {"csrf_token", colText},

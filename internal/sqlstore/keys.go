@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -13,23 +14,33 @@ import (
 // update, revoke, last use, and the daily spend limit that CreateTask
 // enforces.
 
-const keyColumns = `id, account_id, name, prefix, hash, created_at, revoked_at, last_used_at, spend_limit, spent_day, spent, test`
+const keyColumns = `id, account_id, name, prefix, hash, created_at, revoked_at, last_used_at, spend_limit, spent_day, spent, test, operator`
 
 func scanKey(row scanner) (*gengate.APIKey, error) {
 	k := &gengate.APIKey{}
-	var created, revoked, used, test int64
+	var created, revoked, used, test, operator int64
 	if err := row.Scan(&k.ID, &k.AccountID, &k.Name, &k.Prefix, &k.Hash, &created, &revoked, &used,
-		&k.SpendLimit, &k.SpentDay, &k.SpentToday, &test); err != nil {
+		&k.SpendLimit, &k.SpentDay, &k.SpentToday, &test, &operator); err != nil {
 		return nil, err
 	}
 	k.Test = test == 1
+	k.Operator = operator == 1
 	k.CreatedAt, k.RevokedAt, k.LastUsedAt = fromMS(created), fromMS(revoked), fromMS(used)
 	return k, nil
 }
 
-// ListAPIKeys returns the account's keys, newest first.
-func (s *DB) ListAPIKeys(ctx context.Context, accountID string) ([]gengate.APIKey, error) {
-	rows, err := s.reader().QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC`, accountID)
+// ListAPIKeys returns a page of the account's keys, revoked ones too,
+// newest first, after the cursor (the creation time and id of the last key
+// of the page before).
+func (s *DB) ListAPIKeys(ctx context.Context, accountID string, after gengate.TaskCursor, limit int) ([]gengate.APIKey, error) {
+	q := `SELECT ` + keyColumns + ` FROM api_keys WHERE account_id = $1`
+	args := []any{accountID}
+	if after.ID != "" {
+		q += ` AND (created_at < $2 OR (created_at = $2 AND id < $3))`
+		args = append(args, ms(after.CreatedAt), after.ID)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + strconv.Itoa(limit)
+	rows, err := s.reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +54,33 @@ func (s *DB) ListAPIKeys(ctx context.Context, accountID string) ([]gengate.APIKe
 		out = append(out, *k)
 	}
 	return out, rows.Err()
+}
+
+// CreateAccountKey stores a key of an account that has fewer than max
+// unrevoked keys, or answers KEY_LIMIT_REACHED. The count and the insert
+// are one transaction, with the account's row locked on PostgreSQL (SQLite
+// has one writer), so concurrent creations cannot pass the cap together.
+func (s *DB) CreateAccountKey(ctx context.Context, k *gengate.APIKey, max int) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		lock := `SELECT id FROM accounts WHERE id = $1`
+		if s.postgres {
+			lock += ` FOR UPDATE`
+		}
+		var id string
+		if err := tx.QueryRowContext(ctx, lock, k.AccountID).Scan(&id); errors.Is(err, sql.ErrNoRows) {
+			return notFound("account", k.AccountID)
+		} else if err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys WHERE account_id = $1 AND revoked_at = 0`, k.AccountID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return gengate.KeyLimitReached(max)
+		}
+		return insertKey(ctx, tx, k)
+	})
 }
 
 // FindAPIKey returns the key with the id, revoked or not.

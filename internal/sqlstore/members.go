@@ -55,7 +55,8 @@ func (s *DB) CreateAccountWithMember(ctx context.Context, a *gengate.Account, cr
 }
 
 func insertMember(ctx context.Context, q execer, m *gengate.Member) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO members (`+memberColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+	// The email is in the normal form (NormalizeEmail): email_form 1.
+	_, err := q.ExecContext(ctx, `INSERT INTO members (`+memberColumns+`, email_form) VALUES ($1, $2, $3, $4, $5, $6, 1)`,
 		m.ID, m.AccountID, m.Email, m.Role, m.PasswordHash, ms(m.CreatedAt))
 	return err
 }
@@ -169,11 +170,31 @@ func (s *DB) PurgeSessions(ctx context.Context, now time.Time) error {
 	return err
 }
 
-// CreateLoginLink stores a one-time link (its token's hash only).
+// CreateLoginLink stores a one-time link (its token's hash only) and, in
+// the same transaction, voids the member's links not used yet: only the
+// newest link handed out can be used.
 func (s *DB) CreateLoginLink(ctx context.Context, l *gengate.LoginLink) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO login_links (token_hash, member_id, purpose, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, l.TokenHash, l.MemberID, l.Purpose, ms(l.CreatedAt), ms(l.ExpiresAt))
-	return err
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM login_links WHERE member_id = $1 AND used_at = 0`, l.MemberID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO login_links (token_hash, member_id, purpose, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5)`, l.TokenHash, l.MemberID, l.Purpose, ms(l.CreatedAt), ms(l.ExpiresAt))
+		return err
+	})
+}
+
+// DeleteMemberSessions ends every session of the member.
+func (s *DB) DeleteMemberSessions(ctx context.Context, memberID string) (int, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
+		res, err := q.ExecContext(ctx, `DELETE FROM sessions WHERE member_id = $1`, memberID)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	return int(n), err
 }
 
 // UseLoginLink consumes a link at most once (a conditional UPDATE: of two
@@ -193,6 +214,11 @@ func (s *DB) UseLoginLink(ctx context.Context, tokenHash string, now time.Time, 
 		}
 		if passwordHash != "" {
 			if _, err := tx.ExecContext(ctx, `UPDATE members SET password_hash = $1 WHERE id = $2`, passwordHash, memberID); err != nil {
+				return err
+			}
+			// A new password ends every session begun before it: whoever
+			// knew the old one, or holds a stolen cookie, is out.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE member_id = $1`, memberID); err != nil {
 				return err
 			}
 		}

@@ -168,6 +168,10 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.work = newWorkNotifier(s.db, o.batchTimeout)
 		s.create = newPGCreator(s.db, o.batchWait, o.batchTimeout, s.work.wake)
 	}
+	if err := s.normalizeEmails(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if o.fileBox != nil { // only under the server's key: a tool's own key would lose them
 		err := s.checkServerKey(ctx)
 		if err == nil {

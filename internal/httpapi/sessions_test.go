@@ -1,0 +1,97 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/gengate/gengate"
+)
+
+// TestSessionsEndWithNewPassword: a password set through a link ends every
+// session the member had (the older one answers 401), a sign-in link
+// without a password ends none, a new link voids the member's unused
+// older ones, and sign-out-everywhere ends them all, on both databases.
+func TestSessionsEndWithNewPassword(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
+		ctx := context.Background()
+		h := s.holder(10, false) // session 1, from the set-up link
+		other := s.holder(10, false)
+		account := func(h *holder) int {
+			return s.bySession(h, false, call{Method: "GET", Path: "/api/v1/account"}).Status
+		}
+		signIn := func() *holder {
+			r := s.do(call{Method: "POST", Path: "/api/v1/auth/signin", Body: map[string]any{"email": h.email, "password": h.password}})
+			wantStatus(t, r, http.StatusOK)
+			return &holder{cookie: sessionCookie(t, r), csrf: r.str("csrfToken")}
+		}
+		useLink := func(token string, password *string) response {
+			body := map[string]any{"token": token}
+			if password != nil {
+				body["password"] = *password
+			}
+			return s.do(call{Method: "POST", Path: "/api/v1/auth/link", Body: body})
+		}
+		second := signIn()
+		if account(h) != 200 || account(second) != 200 {
+			t.Fatal("sessions do not work to begin with")
+		}
+
+		// Two links: the older is void once the newer is issued.
+		older, err := s.svc.IssueLink(ctx, h.member, gengate.LinkSignIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newer, err := s.svc.IssueLink(ctx, h.member, gengate.LinkSignIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantProblem(t, useLink(older, nil), http.StatusUnauthorized, gengate.EInvalidLink)
+
+		// The newer one, with a new password: the older sessions end.
+		pw := "a brand new password"
+		r := useLink(newer, &pw)
+		wantStatus(t, r, http.StatusOK)
+		third := &holder{cookie: sessionCookie(t, r), csrf: r.str("csrfToken")}
+		for name, old := range map[string]*holder{"set-up session": h, "signed-in session": second} {
+			if st := account(old); st != http.StatusUnauthorized {
+				t.Errorf("the %s answers %d after a new password, want 401", name, st)
+			}
+		}
+		if account(third) != 200 {
+			t.Error("the session the link began does not work")
+		}
+		if account(other) != 200 {
+			t.Error("another member's session ended")
+		}
+		h.password = pw
+
+		// A sign-in link without a password ends nothing.
+		plain, err := s.svc.IssueLink(ctx, h.member, gengate.LinkSignIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = useLink(plain, nil)
+		wantStatus(t, r, http.StatusOK)
+		fourth := &holder{cookie: sessionCookie(t, r), csrf: r.str("csrfToken")}
+		if account(third) != 200 || account(fourth) != 200 {
+			t.Error("a sign-in link without a password ended a session")
+		}
+
+		// Sign out everywhere: needs the CSRF token, then ends them all.
+		wantProblem(t, s.bySession(fourth, false, call{Method: "POST", Path: "/api/v1/auth/signout-all"}), http.StatusForbidden, gengate.ECSRF)
+		wantProblem(t, s.do(call{Method: "POST", Path: "/api/v1/auth/signout-all"}), http.StatusUnauthorized, gengate.EUnauthorized)
+		r = s.bySession(fourth, true, call{Method: "POST", Path: "/api/v1/auth/signout-all"})
+		wantStatus(t, r, http.StatusNoContent)
+		for name, old := range map[string]*holder{"third": third, "fourth": fourth} {
+			if st := account(old); st != http.StatusUnauthorized {
+				t.Errorf("the %s session answers %d after signing out everywhere, want 401", name, st)
+			}
+		}
+		if account(other) != 200 {
+			t.Error("another member's session ended")
+		}
+		signIn() // the password still works
+	})
+}
