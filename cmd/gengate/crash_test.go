@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"os"
@@ -194,9 +195,19 @@ func TestCrashRecovery(t *testing.T) {
 					unfinished++
 				}
 			}
+			// Kill while a step holds its lease (a worker is in the middle of
+			// it): only the expiry of that lease lets the restart take the
+			// task again, which is what this test is about.
+			leased := leasedSteps(t, dbURL, dir)
+			poll(t, 30*time.Second, 5*time.Millisecond, "a step to hold its lease", func() bool { return leased() > 0 })
 			p1.kill(t)
 			if unfinished == 0 {
 				t.Fatal("every task had finished before the kill; nothing was in flight")
+			}
+			if n := leased(); n == 0 {
+				t.Fatal("no step held its lease at the kill")
+			} else {
+				t.Logf("%d steps held their lease at the kill", n)
 			}
 			// The database says what the kill interrupted.
 			store, err := openDataStore(context.Background(), dbURL, dir)
@@ -353,5 +364,30 @@ func TestCrashIdempotencyKey(t *testing.T) {
 				t.Errorf("result after restart: %s; want jobId %s, 2 images, 992 credits", r.body, id)
 			}
 		})
+	}
+}
+
+// leasedSteps returns a counter of the tasks whose step holds its lease
+// right now, read straight from the database (SQLite read-only beside the
+// running process, which keeps it in WAL mode).
+func leasedSteps(t *testing.T, dbURL, dir string) func() int {
+	t.Helper()
+	driver, dsn := "pgx", dbURL
+	if dbURL == "" {
+		driver, dsn = "sqlite", "file:"+filepath.Join(dir, "gengate.db")+"?mode=ro&_pragma=busy_timeout(5000)"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return func() int {
+		var n int
+		err := db.QueryRow(`SELECT COUNT(*) FROM tasks WHERE lease_token <> '' AND status IN ('queued','submitting','running')`).Scan(&n)
+		if err != nil {
+			t.Fatalf("count leased steps: %v", err)
+		}
+		return n
 	}
 }
