@@ -3,6 +3,8 @@ package gengate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +42,8 @@ type Upload struct {
 	Size        int64
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
+	// SHA256 is the hex SHA-256 of the file, set by Upload (not stored).
+	SHA256 string
 }
 
 // Path is the upload's URL path.
@@ -58,10 +62,15 @@ type UploadStore interface {
 }
 
 // InputChecker is the Fetcher ability uploads and stored files need: check
-// bytes at hand as Fetch checks a downloaded file, within the same limits.
+// bytes at hand, or a stored file, as Fetch checks a downloaded file,
+// within the same limits.
 type InputChecker interface {
 	// Check checks data as an input of the kind.
 	Check(data []byte, kind InputKind) (Input, error)
+	// CheckFile checks a stored file of size bytes (read with open, as
+	// often as it needs) as an input of the kind without holding it; the
+	// Input has no Data.
+	CheckFile(ctx context.Context, open func(context.Context) (io.ReadCloser, error), size int64, kind InputKind) (Input, error)
 	// MaxBytes is the largest input of the kind, in bytes.
 	MaxBytes(kind InputKind) int64
 }
@@ -99,10 +108,14 @@ func (s *Service) UploadLimit() int64 {
 	return max(c.MaxBytes(KindImage), c.MaxBytes(KindVideo))
 }
 
-// Upload reads a file from r, checks it with the same checks as a fetched
-// input (type by its bytes, size, pixels, decoding), stores it and returns
-// it. Refusals are *Error values: ETooLarge, EUnsupportedMedia or EInvalid,
-// with one field error on "file" carrying the input code.
+// Upload streams a file from r into storage and checks it with the same
+// checks as a fetched input (type by its bytes, size, pixels, decoding),
+// never holding it whole: its type is named from its first bytes, the size
+// limit of that type is enforced as the bytes pass, and an image is decoded
+// from storage with its decode memory reserved (InputChecker.CheckFile).
+// Refusals are *Error values: ETooLarge, EUnsupportedMedia or EInvalid,
+// with one field error on "file" carrying the input code; nothing is left
+// stored. An error of r itself is returned as it is.
 func (s *Service) Upload(ctx context.Context, key *APIKey, r io.Reader) (*Upload, error) {
 	store, err := s.uploads()
 	if err != nil {
@@ -112,33 +125,50 @@ func (s *Service) Upload(ctx context.Context, key *APIKey, r io.Reader) (*Upload
 	if err != nil {
 		return nil, err
 	}
-	limit := s.UploadLimit()
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
+	head := make([]byte, 512)
+	n, err := io.ReadFull(r, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, err
 	}
-	kind := KindImage
-	if ct := sniff(data); strings.HasPrefix(ct, "video/") {
-		kind = KindVideo
-	}
-	if int64(len(data)) > check.MaxBytes(kind) {
-		return nil, uploadError(Errorf(InputTooLarge, "the file is larger than the %d bytes allowed for an %s", check.MaxBytes(kind), kind))
-	}
-	if len(data) == 0 {
+	head = head[:n]
+	if n == 0 {
 		return nil, uploadError(Errorf(InputUndecodable, "the file is empty"))
 	}
-	in, err := check.Check(data, kind)
-	if err != nil {
-		return nil, uploadError(err)
+	ct := sniff(head)
+	kind := KindImage
+	if strings.HasPrefix(ct, "video/") {
+		kind = KindVideo
 	}
+	limit := check.MaxBytes(kind)
 	now := s.now()
-	u := &Upload{ID: NewID(), AccountID: key.AccountID, Token: NewToken(), ContentType: in.ContentType,
-		Ext: extOf(in.ContentType), Size: int64(len(data)), CreatedAt: now, ExpiresAt: now.Add(s.uploadRetention())}
+	u := &Upload{ID: NewID(), AccountID: key.AccountID, Token: NewToken(), ContentType: ct, Ext: extOf(ct),
+		CreatedAt: now, ExpiresAt: now.Add(s.uploadRetention())}
 	u.Key = "uploads/" + u.ID + "." + u.Ext
-	if err := s.Blobs.Put(ctx, u.Key, data, u.ContentType); err != nil {
+	body := &capReader{r: io.MultiReader(bytes.NewReader(head), r), left: limit}
+	sum := sha256.New()
+	written, err := s.Blobs.PutStream(ctx, u.Key, io.TeeReader(body, sum), ct)
+	if body.over {
+		return nil, uploadError(Errorf(InputTooLarge, "the file is larger than the %d bytes allowed for an %s", limit, kind))
+	}
+	if err != nil {
+		if body.err != nil {
+			return nil, body.err // the client's body: the caller names it
+		}
 		return nil, fmt.Errorf("store upload: %w", err)
 	}
-	if err := store.CreateUpload(ctx, u); err != nil {
+	blobs := s.Blobs
+	open := func(ctx context.Context) (io.ReadCloser, error) { return blobs.Open(ctx, u.Key) }
+	in, err := check.CheckFile(ctx, open, written, kind)
+	if err == nil && in.ContentType != ct {
+		err = Errorf(InputNotSupported, "the file is not a PNG, JPEG, GIF or WebP image, nor an MP4 or WebM video")
+	}
+	if err != nil {
+		err = uploadError(err)
+	} else {
+		u.Size, u.SHA256 = written, hex.EncodeToString(sum.Sum(nil))
+		err = store.CreateUpload(ctx, u)
+	}
+	if err != nil {
 		if derr := s.Blobs.Delete(context.WithoutCancel(ctx), u.Key); derr != nil {
 			s.log().WarnContext(ctx, "delete upload", "key", u.Key, "err", derr)
 		}
@@ -146,6 +176,49 @@ func (s *Service) Upload(ctx context.Context, key *APIKey, r io.Reader) (*Upload
 	}
 	s.log().InfoContext(ctx, "file uploaded", "uploadId", u.ID, "contentType", u.ContentType, "size", u.Size)
 	return u, nil
+}
+
+// capReader reads r up to left bytes; past them it fails, with over set.
+// err keeps r's own first error.
+type capReader struct {
+	r    io.Reader
+	left int64
+	over bool
+	err  error
+}
+
+var errOverCap = errors.New("gengate: the file is over its size limit")
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		c.over = true
+		return 0, errOverCap
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1] // one byte past the limit tells "over" from "at"
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		c.over = true
+		return 0, errOverCap
+	}
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// DeleteUpload deletes an upload and its file now, before it expires.
+func (s *Service) DeleteUpload(ctx context.Context, u *Upload) error {
+	store, err := s.uploads()
+	if err != nil {
+		return err
+	}
+	if err := s.Blobs.Delete(ctx, u.Key); err != nil && ErrorCode(err) != ENotFound {
+		return err
+	}
+	return store.DeleteUpload(ctx, u.ID)
 }
 
 // uploadError turns an input check's error into the upload's refusal.
@@ -249,18 +322,34 @@ func (s *Service) ownFile(ctx context.Context, accountID, rawURL string, kind In
 	if err != nil {
 		return Input{}, true, err
 	}
-	data, err := s.Blobs.Get(ctx, c.Key)
+	// Refused by the record's size before a byte is read; then read by
+	// handle, never whole.
+	if c.Size > check.MaxBytes(kind) {
+		return Input{}, true, Errorf(InputTooLarge, "input is larger than the %d bytes allowed", check.MaxBytes(kind))
+	}
+	size := c.Size
+	if size <= 0 { // a record without its size: the store's
+		f, err := s.Blobs.Open(ctx, c.Key)
+		if ErrorCode(err) == ENotFound {
+			return Input{}, true, Errorf(InputFetchFailed, "input URL names a gengate file that is no longer stored")
+		}
+		if err != nil {
+			return Input{}, true, err
+		}
+		size = f.Size()
+		f.Close()
+	}
+	blobs, key := s.Blobs, c.Key
+	open := func(ctx context.Context) (io.ReadCloser, error) { return blobs.Open(ctx, key) }
+	in, err = check.CheckFile(ctx, open, size, kind)
 	if ErrorCode(err) == ENotFound {
 		return Input{}, true, Errorf(InputFetchFailed, "input URL names a gengate file that is no longer stored")
 	}
 	if err != nil {
 		return Input{}, true, err
 	}
-	if int64(len(data)) > check.MaxBytes(kind) {
-		return Input{}, true, Errorf(InputTooLarge, "input is larger than the %d bytes allowed", check.MaxBytes(kind))
-	}
-	in, err = check.Check(bytes.Clone(data), kind)
-	return in, true, err
+	in.Open, in.Size = open, size
+	return in, true, nil
 }
 
 // fetchInput gets an input file: from storage when the URL names one of

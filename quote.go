@@ -1,6 +1,10 @@
 package gengate
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"io"
+)
 
 // Quote is the price of a generation request, found without running it.
 type Quote struct {
@@ -15,7 +19,13 @@ type Quote struct {
 // Quote validates a generate body as Generate does (inputs are not
 // fetched) and returns what it would cost. Nothing is stored or charged.
 func (s *Service) Quote(ctx context.Context, accountID string, body []byte) (*Quote, error) {
-	req, err := s.Catalog.ParseRequest(body)
+	return s.QuoteFrom(ctx, accountID, bytes.NewReader(body))
+}
+
+// QuoteFrom is Quote of a body decoded as it is read (DecodeRequest), never
+// held whole.
+func (s *Service) QuoteFrom(ctx context.Context, accountID string, body io.Reader) (*Quote, error) {
+	req, err := s.Catalog.DecodeRequest(body)
 	if err != nil {
 		return nil, err
 	}

@@ -199,6 +199,15 @@ func (s *Service) Generate(ctx context.Context, key *APIKey, body []byte, idemKe
 // GenerateFrom is Generate with the body read from r as it is decoded
 // (Catalog.DecodeRequest): the body is never held whole.
 func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader, idemKey string) (*Outcome, error) {
+	return s.GenerateAs(ctx, key, body, idemKey, "")
+}
+
+// GenerateAs is GenerateFrom with the request's fingerprint (what an
+// Idempotency-Key's replay must match) given by the caller when not "":
+// for a body naming files the caller stored for this call alone (the
+// OpenAI edits endpoint's parts), whose URLs differ on every retry while
+// their contents do not.
+func (s *Service) GenerateAs(ctx context.Context, key *APIKey, body io.Reader, idemKey, fingerprint string) (*Outcome, error) {
 	if idemKey != "" {
 		if err := CheckIdempotencyKey(idemKey); err != nil {
 			return nil, err
@@ -207,6 +216,9 @@ func (s *Service) GenerateFrom(ctx context.Context, key *APIKey, body io.Reader,
 	req, err := s.Catalog.DecodeRequest(body)
 	if err != nil {
 		return nil, err
+	}
+	if fingerprint != "" {
+		req.Fingerprint = fingerprint
 	}
 	if idemKey != "" {
 		if o, err := s.replay(ctx, key.AccountID, idemKey, req.Fingerprint); o != nil || err != nil {
@@ -369,13 +381,31 @@ func (s *Service) storeInputs(ctx context.Context, t *Task, req *Request) error 
 	}
 	for name, in := range inputs {
 		key := "inputs/" + t.ID + "/" + name
-		if err := s.Blobs.Put(ctx, key, in.Data, in.ContentType); err != nil {
+		if err := s.putInput(ctx, key, in); err != nil {
 			s.deleteInputs(ctx, t)
 			return fmt.Errorf("store input %s: %w", name, err)
 		}
 		t.Inputs[name] = key
 	}
 	return nil
+}
+
+// putInput stores a checked input under key: its bytes, or, for a file
+// read by handle (one of this server's own files), a stream copy.
+func (s *Service) putInput(ctx context.Context, key string, in Input) error {
+	if in.Data != nil || in.Open == nil {
+		return s.Blobs.Put(ctx, key, in.Data, in.ContentType)
+	}
+	r, err := in.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	n, err := s.Blobs.PutStream(ctx, key, io.LimitReader(r, in.Size), in.ContentType)
+	if err == nil && n != in.Size {
+		err = fmt.Errorf("copied %d bytes of %d", n, in.Size)
+	}
+	return err
 }
 
 func (s *Service) deleteInputs(ctx context.Context, t *Task) {

@@ -21,6 +21,8 @@ type AccountFlags struct {
 	SignupCredits    int
 	SignInPerAccount int
 	SignInPerAddress int
+	// SignInMemory bounds the sign-in limiter's memory, in bytes.
+	SignInMemory int
 	// PasswordHashes caps the password hashes computed at once.
 	PasswordHashes int
 	// FirstEmail is the email of the first-start account's operator.
@@ -36,6 +38,8 @@ func (a *AccountFlags) add(f *flags) error {
 			"sign-in attempts per account email per 15 minutes (0: no limit)"),
 		f.integer(&a.SignInPerAddress, "signin-limit-address", httpapi.DefaultSignInPerAddress,
 			"sign-in, link and sign-up attempts per client address per 15 minutes (0: no limit)"),
+		f.integer(&a.SignInMemory, "signin-limit-memory", httpapi.DefaultSignInMemory,
+			"memory the sign-in limits' counters may take, in bytes (256 bytes per email or address counted); when full of counters still counting, attempts needing a new one get 429"),
 		f.integer(&a.PasswordHashes, "password-hashes", runtime.NumCPU(),
 			"password hashes (19 MiB of memory each) computed at once; more sign-ins wait"),
 	)
@@ -47,6 +51,8 @@ func (a *AccountFlags) validate() error {
 		return errors.New("--signup-credits must be ≥ 0")
 	case a.SignInPerAccount < 0 || a.SignInPerAddress < 0:
 		return errors.New("--signin-limit-account and --signin-limit-address must be ≥ 0")
+	case a.SignInMemory < 64<<10:
+		return errors.New("--signin-limit-memory must be ≥ 65536")
 	case a.PasswordHashes < 1:
 		return errors.New("--password-hashes must be ≥ 1")
 	}
@@ -57,7 +63,7 @@ func (a *AccountFlags) validate() error {
 // provider answers.
 func (a *AccountFlags) httpConfig(probe func(context.Context, string) error) httpapi.AccountsConfig {
 	c := httpapi.AccountsConfig{OpenSignup: a.OpenSignup, SignupCredits: a.SignupCredits,
-		SignInPerAccount: a.SignInPerAccount, SignInPerAddress: a.SignInPerAddress, PasswordWork: a.PasswordHashes, Probe: probe}
+		SignInPerAccount: a.SignInPerAccount, SignInPerAddress: a.SignInPerAddress, SignInMemory: int64(a.SignInMemory), PasswordWork: a.PasswordHashes, Probe: probe}
 	if c.SignInPerAccount == 0 {
 		c.SignInPerAccount = -1 // the flag's 0 means no limit
 	}

@@ -29,10 +29,12 @@ const defaultWorkers = 64
 // Config is every setting of gengate serve. Each flag falls back to an
 // environment variable GENGATE_<NAME> (dashes as underscores).
 type Config struct {
-	Addr         string
-	Data         string
-	Database     string
-	SyncWait     time.Duration
+	Addr     string
+	Data     string
+	Database string
+	SyncWait time.Duration
+	// PollWait is how long POST on a statusUrl waits for its task.
+	PollWait     time.Duration
 	SandboxDelay time.Duration
 	ReviewTerms  string
 	PublicURL    string
@@ -64,8 +66,14 @@ type Config struct {
 	WebhookAccountWorkers       int
 	MaxWebhookEventsPerEndpoint int
 	MaxBody                     int64
-	RateLimit                   float64
-	RateBurst                   int
+	// MaxJSONBody caps the small JSON bodies (sign-in, keys, webhooks,
+	// admin, /v1/images/generations); MaxBodyMemory is the memory the
+	// request bodies being read may hold together (internal/httpapi,
+	// body.go).
+	MaxJSONBody   int64
+	MaxBodyMemory int64
+	RateLimit     float64
+	RateBurst     int
 	// DBConns is the most PostgreSQL connections the process opens at once.
 	DBConns int
 	// DBWait is how long a request that reads the database waits for a
@@ -178,6 +186,8 @@ func (c *Config) Validate() error {
 		return errors.New("--data must not be empty")
 	case c.SyncWait < 0:
 		return errors.New("--sync-wait must be ≥ 0")
+	case c.PollWait <= 0:
+		return errors.New("--poll-wait must be > 0")
 	case c.SandboxDelay < 0:
 		return errors.New("--sandbox-delay must be ≥ 0")
 	case c.Role != "all" && c.Role != "api" && c.Role != "worker":
@@ -232,8 +242,8 @@ func (c *Config) Validate() error {
 		return errors.New("--read-header-timeout, --read-timeout and --idle-timeout must be > 0")
 	case c.MaxHeaderBytes < 4096:
 		return errors.New("--max-header-bytes must be ≥ 4096")
-	case c.MaxConns < 1:
-		return errors.New("--max-conns must be ≥ 1")
+	case c.MaxConns < 0:
+		return errors.New("--max-conns must be ≥ 0 (0: from the file limit)")
 	case c.MemoryLimit < 0:
 		return errors.New("--memory-limit must be ≥ 0")
 	case c.GCHeapFloorMB < 0 || c.GCHeapFloorMB > 1<<20:
@@ -258,6 +268,10 @@ func (c *Config) Validate() error {
 		return errors.New("--metrics-token must be at least 16 characters")
 	case c.MaxBody < 1024:
 		return errors.New("--max-body must be ≥ 1024")
+	case c.MaxJSONBody < 1024:
+		return errors.New("--max-json-body must be ≥ 1024")
+	case c.MaxBodyMemory < 1<<20:
+		return errors.New("--max-body-memory must be ≥ 1 MiB")
 	case c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://"):
 		return errors.New("--public-url must start with http:// or https://")
 	}
@@ -381,6 +395,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")
 	errs := []error{
 		f.dur(&c.SyncWait, "sync-wait", gengate.DefaultSyncWait, "longest a generate call waits before answering 202"),
+		f.dur(&c.PollWait, "poll-wait", httpapi.DefaultPollWait, "how long POST on a statusUrl waits for its task before answering 202 (longer only with Prefer: wait=N, up to --sync-wait)"),
 		f.dur(&c.SandboxDelay, "sandbox-delay", 0, "latency the sandbox engine adds to every task"),
 		f.dur(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and task steps may finish after SIGTERM"),
 		f.dur(&c.ProviderCheck, "provider-check-timeout", 10*time.Second, "how long each provider's check at start may take (0: no checks)"),
@@ -399,12 +414,14 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.integer(&c.WebhookWorkers, "webhook-workers", gengate.DefaultWebhookWorkers, "webhook deliveries this process runs at once"),
 		f.integer(&c.WebhookAccountWorkers, "webhook-account-workers", gengate.DefaultWebhookAccountWorkers, "webhook deliveries of one account run at once over every process, so that one account's slow receivers leave the other workers to the other accounts"),
 		f.integer(&c.MaxWebhookEventsPerEndpoint, "max-webhook-events-per-endpoint", gengate.DefaultMaxWebhookEventsPerEndpoint, "webhook events one endpoint keeps, delivered or not; a new one deletes the oldest beyond it, with their attempts"),
-		f.size(&c.MaxBody, "max-body", 32<<20, "largest request body in bytes"),
+		f.size(&c.MaxBody, "max-body", 32<<20, "largest body of POST /api/v1/generate and POST /api/v1/quote in bytes, decoded as it arrives"),
+		f.size(&c.MaxJSONBody, "max-json-body", httpapi.DefaultMaxJSONBody, "largest small JSON body (sign-in, keys, webhooks, admin, /v1/images/generations) in bytes"),
+		f.size(&c.MaxBodyMemory, "max-body-memory", httpapi.DefaultMaxBodyMemory, "memory the request bodies being read may hold together, in bytes, reserved before a body is read; over it: 503 OVERLOADED with Retry-After"),
 		f.dur(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "longest a client may take to send a request's headers"),
 		f.dur(&c.ReadTimeout, "read-timeout", 60*time.Second, "longest a client may take to send a whole request, headers and body (a slow or endless body is cut off); waits for results are not reads"),
 		f.dur(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long an idle keep-alive connection stays open"),
 		f.size(&c.MaxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes"),
-		f.integer(&c.MaxConns, "max-conns", 1024, "open client connections at most; more wait to be accepted"),
+		f.integer(&c.MaxConns, "max-conns", 0, "open client connections at most; more wait to be accepted (0: the file limit, raised to its hard limit at start, less a reserve of a quarter of it, at most 1024)"),
 		f.size(&c.MemoryLimit, "memory-limit", 0, "soft limit of the process's memory in bytes: the garbage collector works harder as it nears it (0: none, or GOMEMLIMIT's)"),
 		f.sizeMiB(&c.GCHeapFloorMB, "gc-heap-floor", 64, "MiB the heap may grow to before the garbage collector runs, however little of it is live: fewer collections when little is kept (0: the collector's own goal, GOGC's); --memory-limit still applies"),
 		f.integer(&c.WaitRechecks, "wait-rechecks", gengate.MaxRechecks, "safety rereads per second of all waiting generate calls together (each rereads every 2s below this)"),

@@ -57,3 +57,26 @@ func (c *limitConn) Close() error {
 
 // NetConn returns the connection c wraps.
 func (c *limitConn) NetConn() net.Conn { return c.Conn }
+
+// fallbackMaxConns is the default --max-conns where the file limit cannot
+// be read.
+const fallbackMaxConns = 1024
+
+// defaultMaxConns is the default --max-conns for a process allowed
+// nofile open files: all of them but a reserve for what is not a client
+// connection (the database's connections, the providers', the files of
+// local storage and SQLite, the operator listener): a quarter of the
+// limit, at most 1024. With the usual hard limit of 1,048,576 that is
+// 1,047,552 connections; with a soft limit of 1024 that cannot be
+// raised, 768.
+func defaultMaxConns(nofile uint64) int {
+	if nofile == 0 {
+		return fallbackMaxConns
+	}
+	reserve := min(nofile/4, 1024)
+	n := nofile - reserve
+	if n > 1<<30 { // RLIM_INFINITY and other huge limits
+		n = 1 << 30
+	}
+	return max(int(n), 1)
+}

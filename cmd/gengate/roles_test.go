@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gengate/gengate/internal/sqlstore/sqltest"
 )
@@ -53,8 +55,9 @@ func TestSplitRoles(t *testing.T) {
 	workerLog := func() string { b, _ := os.ReadFile(logPath); return "worker log:\n" + string(b) }
 
 	// The queued task is picked up by the worker: a POST on its statusUrl
-	// waits for its end and answers with its result.
-	r = awaitAPI(t, api.base, "POST", "/api/generation/jobs/"+first, api.key, nil, nil)
+	// that asks to wait (Prefer: wait=N; without it the wait is
+	// --poll-wait) waits for its end and answers with its result.
+	r = awaitAPI(t, api.base, "POST", "/api/generation/jobs/"+first, api.key, nil, map[string]string{"Prefer": "wait=3600"})
 	if r.status != http.StatusOK {
 		t.Fatalf("the first task: status %d, body %s; %s; %s", r.status, r.body, api.logTail(), workerLog())
 	}
@@ -76,4 +79,26 @@ func TestSplitRoles(t *testing.T) {
 	if err != nil || !isMedia(data2) {
 		t.Fatalf("download %s: %v (media: %v)", video, err, isMedia(data2))
 	}
+}
+
+// TestPollWithoutWorker: with only an API process running (no worker will
+// ever run the task), POST on a statusUrl answers 202 with the task within
+// 15 s: it waits --poll-wait (5 s by default), not the 3-minute sync limit.
+func TestPollWithoutWorker(t *testing.T) {
+	api := startProcess(t, "--role", "api", "--data", t.TempDir(), "--addr", "127.0.0.1:0")
+	r := mustAPI(t, api.base, "POST", "/api/v1/generate", api.key,
+		map[string]any{"type": "image", "modelId": "flux", "prompt": "poll alone"}, map[string]string{"Prefer": "respond-async"})
+	wantCode(t, r, http.StatusAccepted)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	p, err := apiWith(ctx, &http.Client{}, api.base, "POST", "/api/generation/jobs/"+r.str("jobId"), api.key, nil, nil)
+	if err != nil {
+		t.Fatalf("no answer within 15 s: %v; %s", err, api.logTail())
+	}
+	wantCode(t, p, http.StatusAccepted)
+	if p.str("jobId") != r.str("jobId") || p.str("status") != "processing" {
+		t.Errorf("answer: %s", p.body)
+	}
+	t.Logf("answered 202 after %s", time.Since(start).Round(time.Millisecond))
 }

@@ -64,6 +64,17 @@ var errCutShort = errors.New("shutdown cut short: --shutdown-grace ran out with 
 func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(string) string, stdout io.Writer) error {
 	var err error
 	startLine(log, cfg)
+	// Every connection, a parked synchronous wait included, holds a file:
+	// the soft file limit goes up to the hard one, and --max-conns (0)
+	// follows it.
+	nofile, ferr := raiseFileLimit()
+	if ferr != nil {
+		log.Warn("reading the file limit failed", "err", ferr)
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = defaultMaxConns(nofile)
+	}
+	log.Info("connections", "maxConns", cfg.MaxConns, "fileLimit", nofile)
 
 	// Every file the operator gave is checked before anything is created:
 	// a bad --prices or --config leaves no data directory behind.
@@ -316,6 +327,9 @@ func listenAndServe(ctx context.Context, cfg *Config, svc *gengate.Service, log 
 		Waiting:        waiting,
 		PublicURL:      cfg.PublicURL,
 		MaxBody:        cfg.MaxBody,
+		MaxJSONBody:    cfg.MaxJSONBody,
+		MaxBodyMemory:  cfg.MaxBodyMemory,
+		PollWait:       cfg.PollWait,
 		Readiness:      readiness,
 		Replication:    replication,
 		Drain:          drain,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -351,18 +352,23 @@ func addTaskDetails(body map[string]any, t *gengate.Task) {
 // /api/v1/quote?type=&modelId=&... (the same fields as query parameters).
 func (a *api) handleQuote() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body []byte
+		// A POST body is decoded as it arrives, as generate's is.
+		var body io.Reader
 		if r.Method == http.MethodPost {
-			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
+			opened, err := openBody(r)
 			if err != nil {
-				writeError(w, r, a.log, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody))
+				writeError(w, r, a.log, err)
 				return
 			}
-			body = b
+			body = opened
 		} else {
-			body = queryBody(r)
+			body = bytes.NewReader(queryBody(r))
 		}
-		q, err := a.svc.Quote(r.Context(), apiKey(r).AccountID, body)
+		read := &bodyReader{r: body}
+		q, err := a.svc.QuoteFrom(r.Context(), apiKey(r).AccountID, read)
+		if err != nil && read.err != nil && read.err != io.EOF {
+			err = bodyError(r, read.err)
+		}
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return

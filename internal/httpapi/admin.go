@@ -19,16 +19,16 @@ import (
 
 func (a *api) adminRoutes(mux gatedMux) {
 	op := func(h http.Handler) http.Handler { return a.auth(a.operator(h)) }
-	mux.Handle("GET /api/v1/admin/accounts", op(a.handleAdminAccounts()))
-	mux.Handle("POST /api/v1/admin/accounts", op(a.handleAdminCreateAccount()))
-	mux.Handle("GET /api/v1/admin/accounts/{id}", op(a.handleAdminAccount()))
-	mux.Handle("POST /api/v1/admin/accounts/{id}/credits", op(a.handleAdminCredits()))
-	mux.Handle("POST /api/v1/admin/accounts/{id}/link", op(a.handleAdminLink()))
-	mux.Handle("GET /api/v1/admin/review", op(a.handleAdminReview()))
-	mux.Handle("POST /api/v1/admin/review/{jobId}", op(a.handleAdminSettle()))
-	mux.Handle("GET /api/v1/admin/engines", op(a.handleAdminEngines()))
-	mux.Handle("POST /api/v1/admin/codes", op(a.handleAdminCodes()))
-	mux.Handle("GET /api/v1/admin/purchases", op(a.handleAdminPurchases()))
+	mux.Handle("GET /api/v1/admin/accounts", bodyNone, op(a.handleAdminAccounts()))
+	mux.Handle("POST /api/v1/admin/accounts", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminCreateAccount()))
+	mux.Handle("GET /api/v1/admin/accounts/{id}", bodyNone, op(a.handleAdminAccount()))
+	mux.Handle("POST /api/v1/admin/accounts/{id}/credits", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminCredits()))
+	mux.Handle("POST /api/v1/admin/accounts/{id}/link", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminLink()))
+	mux.Handle("GET /api/v1/admin/review", bodyNone, op(a.handleAdminReview()))
+	mux.Handle("POST /api/v1/admin/review/{jobId}", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminSettle()))
+	mux.Handle("GET /api/v1/admin/engines", bodyNone, op(a.handleAdminEngines()))
+	mux.Handle("POST /api/v1/admin/codes", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminCodes()))
+	mux.Handle("GET /api/v1/admin/purchases", bodyNone, op(a.handleAdminPurchases()))
 }
 
 // operator lets only operators through.

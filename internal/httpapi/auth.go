@@ -37,6 +37,9 @@ type AccountsConfig struct {
 	SignInPerAccount int
 	SignInPerAddress int
 	SignInWindow     time.Duration
+	// SignInMemory bounds the memory of the sign-in limiter's buckets, in
+	// bytes (default DefaultSignInMemory; signinlimit.go).
+	SignInMemory int64
 	// PasswordWork caps password hashes computed at once (each takes 19
 	// MiB and a core for a moment); default the number of CPUs.
 	PasswordWork int
@@ -123,15 +126,19 @@ func limitID(r *http.Request) string {
 	return k.ID
 }
 
-// decodeBody reads a small JSON object body into v; unknown members are
-// refused.
+// decodeBody reads a small JSON object body (a route declared with
+// bodyJSON: body.go) into v; unknown members are refused.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	body, err := openBody(r)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return gengate.Errorf(gengate.ETooLarge, "the request body is larger than 64 KiB")
+			return tooLarge(tooBig.Limit)
 		}
 		if errors.Is(err, io.EOF) {
 			return gengate.Errorf(gengate.EInvalid, "send a JSON object as the request body")

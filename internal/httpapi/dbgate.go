@@ -27,21 +27,25 @@ var noDatabase = map[string]bool{
 	"/api/v1/auth/config": true, "/files/in/{task}/{name}": true, "/{$}": true, "/console/": true,
 }
 
-// gatedMux registers routes on a ServeMux, each documented operation that
-// reads the database (a pattern with a method whose path is not in
-// noDatabase; the 404 and 405 handlers read nothing) behind dbGate. The
-// gate is part of the route's handler, so a request is routed once, by
-// the mux, not once more to find out whether it reads the database.
+// gatedMux registers routes on a ServeMux, each behind its body
+// declaration (body.go) and each documented operation that reads the
+// database (a pattern with a method whose path is not in noDatabase; the
+// 404 and 405 handlers read nothing) behind dbGate. The gates are part of
+// the route's handler, so a request is routed once, by the mux, not once
+// more to find out whether it reads the database.
 type gatedMux struct {
 	*http.ServeMux
 	a *api
 }
 
-func (g gatedMux) Handle(pattern string, h http.Handler) {
+// Handle registers h for pattern with the request body it declares
+// (bodyNone, bodyJSON, bodyStream, bodyMultipart or bodyFile: body.go).
+func (g gatedMux) Handle(pattern string, body bodySpec, h http.Handler) {
 	if method, path, ok := strings.Cut(pattern, " "); ok && method != "" && !noDatabase[path] {
 		h = g.a.dbGate(h)
 	}
-	g.ServeMux.Handle(pattern, h)
+	g.a.declared[pattern] = body
+	g.ServeMux.Handle(pattern, g.a.admit(pattern, body, h))
 }
 
 // dbGate runs AwaitConn before next.

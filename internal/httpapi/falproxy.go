@@ -171,11 +171,16 @@ func (a *api) falSubmit(w http.ResponseWriter, r *http.Request, endpoint string,
 		return
 	}
 	var input map[string]any
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
+	opened, err := openBody(r)
+	if err != nil {
+		a.writeFalError(w, r, a.falErrorOf(r, err))
+		return
+	}
+	dec := json.NewDecoder(opened)
 	if err := dec.Decode(&input); err != nil && !errors.Is(err, io.EOF) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			a.writeFalError(w, r, a.falErrorOf(r, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody)))
+			a.writeFalError(w, r, a.falErrorOf(r, tooLarge(tooBig.Limit)))
 			return
 		}
 		a.writeFalError(w, r, a.falErrorOf(r, gengate.Errorf(gengate.EInvalid, "the request body is not a JSON object of inputs: %s", err.Error())))

@@ -21,8 +21,11 @@ const multipartSlack = 1 << 20
 // with a URL any input field accepts.
 func (a *api) handleUpload() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := a.svc.UploadLimit()
-		body := http.MaxBytesReader(w, r.Body, limit+multipartSlack)
+		body, err := openBody(r)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
 		mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		var file io.Reader
 		switch {
@@ -49,7 +52,7 @@ func (a *api) handleUpload() http.Handler {
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				err = gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", limit+multipartSlack)
+				err = tooLarge(tooBig.Limit)
 			}
 			writeError(w, r, a.log, err)
 			return

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -24,7 +23,12 @@ func (a *api) handleGenerate() http.Handler {
 		}
 		// The body is decoded as it arrives, never held whole; its read
 		// error, if any, says why it stopped.
-		body := &bodyReader{r: http.MaxBytesReader(w, r.Body, a.cfg.MaxBody)}
+		opened, err := openBody(r)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body := &bodyReader{r: opened}
 		pref := parsePrefer(r.Header.Values("Prefer"))
 		key := apiKey(r)
 		var o *gengate.Outcome
@@ -40,29 +44,25 @@ func (a *api) handleGenerate() http.Handler {
 			// stack to grow for each call.
 			generate()
 		}
-		var tooBig *http.MaxBytesError
 		switch {
-		case errors.As(body.err, &tooBig):
-			writeError(w, r, a.log, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody))
-			return
 		case err != nil && body.err != nil && body.err != io.EOF:
-			writeError(w, r, a.log, gengate.Errorf(gengate.EInvalid, "the request body could not be read"))
+			writeError(w, r, a.log, bodyError(r, body.err))
 			return
 		case err != nil:
 			writeError(w, r, a.log, err)
 			return
 		}
-		a.answerAfterWait(w, r, key.AccountID, o, pref)
+		wait, applied := pref.waitFor(a.svc.SyncWait)
+		a.answerAfterWait(w, r, key.AccountID, o, wait, applied)
 	})
 }
 
 // answerAfterWait answers a call whose task exists after waiting for it
-// as the sync-wait rules have it: up to --sync-wait, or what Prefer asks
-// (wait=N shorter, respond-async not at all), ended early when the server
-// drains. An HTTP/1.x call waits parked off net/http (parked.go), others
-// in the handler (await).
-func (a *api) answerAfterWait(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, pref prefer) {
-	wait, applied := pref.waitFor(a.svc.SyncWait)
+// up to wait (prefer.waitFor: --sync-wait, or what Prefer asks), ended
+// early when the server drains; applied is the Preference-Applied header
+// ("" for none). An HTTP/1.x call waits parked off net/http (parked.go),
+// others in the handler (await).
+func (a *api) answerAfterWait(w http.ResponseWriter, r *http.Request, accountID string, o *gengate.Outcome, wait time.Duration, applied string) {
 	if applied != "" {
 		w.Header().Set("Preference-Applied", applied)
 	}
@@ -268,8 +268,11 @@ func (a *api) outputURLs(r *http.Request, t *gengate.Task) []string {
 }
 
 // handleAdvance is POST /api/generation/jobs/{id}: wake the task's worker
-// (a step due later is made due now) and wait for the task under the same
-// rules as generate. The step runs in a worker, never in this handler.
+// (a step due later is made due now), wait for the task briefly, and
+// answer 200 with the result or 202 with the task. The wait is --poll-wait
+// (a few seconds: pollers use short timeouts, and the spec's 4.2 states no
+// wait), longer only when Prefer: wait=N asks (up to --sync-wait), none
+// with respond-async. The step runs in a worker, never in this handler.
 func (a *api) handleAdvance() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Vary", "Prefer")
@@ -279,7 +282,12 @@ func (a *api) handleAdvance() http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		a.answerAfterWait(w, r, accountID, o, parsePrefer(r.Header.Values("Prefer")))
+		pref := parsePrefer(r.Header.Values("Prefer"))
+		wait, applied := pref.waitFor(a.svc.SyncWait)
+		if !pref.async && pref.wait < 0 {
+			wait = min(a.cfg.PollWait, a.svc.SyncWait)
+		}
+		a.answerAfterWait(w, r, accountID, o, wait, applied)
 	})
 }
 

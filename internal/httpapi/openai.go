@@ -10,13 +10,17 @@ package httpapi
 // shapes; docs/api.md has the mapping.
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"strconv"
@@ -140,42 +144,101 @@ func (a *api) openAIAuth(next http.Handler) http.Handler {
 func (a *api) handleOpenAIGenerations() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req openAIImageRequest
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
-		if err := dec.Decode(&req); err != nil {
+		body, err := openBody(r)
+		if err != nil {
+			a.refuseBody(w, r, true, err)
+			return
+		}
+		if err := json.NewDecoder(body).Decode(&req); err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				a.refuseBody(w, r, true, tooLarge(tooBig.Limit))
+				return
+			}
 			a.writeOpenAIError(w, invalidParam("", "the request body is not a valid JSON object of image parameters: "+err.Error()))
 			return
 		}
-		a.openAIImages(w, r, req, nil, nil)
+		a.openAIImages(w, r, req, nil)
 	})
 }
 
 // handleOpenAIEdits is POST /v1/images/edits: multipart/form-data with
-// image (or image[]: several), an optional mask, and the parameters.
+// image (or image[]: several), an optional mask, and the parameters. The
+// parts are read in one pass: each file streams into storage as an upload
+// does (Service.Upload: type from its first bytes, size enforced as it
+// passes, never held whole), and the task names the stored files by their
+// URLs, read by handle; the uploads are deleted once the task has its own
+// copies. The small fields are read up to --max-json-body each.
 func (a *api) handleOpenAIEdits() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := max(a.cfg.MaxBody, 2*a.svc.UploadLimit()+multipartSlack)
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		if err := r.ParseMultipartForm(8 << 20); err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				a.writeOpenAIError(w, &openAIError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
-					Code: "payload_too_large", Message: fmt.Sprintf("the request body is larger than %d bytes", limit)})
-				return
-			}
+		body, err := openBody(r)
+		if err != nil {
+			a.refuseBody(w, r, true, err)
+			return
+		}
+		mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 			a.writeOpenAIError(w, invalidParam("", "send the edit as multipart/form-data with image, prompt and model"))
 			return
 		}
-		defer r.MultipartForm.RemoveAll()
-		form := r.MultipartForm
-		val := func(name string) string {
-			if v := form.Value[name]; len(v) > 0 {
-				return v[0]
+		key := apiKey(r)
+		var uploads []*gengate.Upload
+		defer func() {
+			for _, u := range uploads {
+				if err := a.svc.DeleteUpload(context.WithoutCancel(r.Context()), u); err != nil {
+					a.log.WarnContext(r.Context(), "delete an edit's upload", "uploadId", u.ID, "err", err)
+				}
 			}
-			return ""
+		}()
+		form := map[string]string{}
+		var images []*gengate.Upload
+		var mask *gengate.Upload
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				a.writeOpenAIError(w, a.editReadError(r, err, "the multipart body is malformed"))
+				return
+			}
+			name := p.FormName()
+			switch name {
+			case "image", "image[]", "mask":
+				u, err := a.svc.Upload(r.Context(), key, p)
+				if err != nil {
+					if name == "mask" {
+						err = renameField(err, "mask")
+					}
+					a.writeOpenAIError(w, a.editReadError(r, err, "the "+name+" could not be read"))
+					return
+				}
+				uploads = append(uploads, u)
+				if name == "mask" {
+					mask = u
+				} else {
+					images = append(images, u)
+				}
+			default:
+				v, err := io.ReadAll(io.LimitReader(p, a.cfg.MaxJSONBody+1))
+				if err != nil {
+					a.writeOpenAIError(w, a.editReadError(r, err, "the multipart body is malformed"))
+					return
+				}
+				if int64(len(v)) > a.cfg.MaxJSONBody {
+					a.writeOpenAIError(w, invalidParam(name, fmt.Sprintf("%s is longer than %d bytes", name, a.cfg.MaxJSONBody)))
+					return
+				}
+				if _, seen := form[name]; !seen {
+					form[name] = string(v)
+				}
+			}
+			p.Close()
 		}
-		req := openAIImageRequest{Model: val("model"), Prompt: val("prompt"), Size: val("size"),
-			ResponseFormat: val("response_format"), OutputFormat: val("output_format"), Quality: val("quality")}
-		if s := val("n"); s != "" {
+		req := openAIImageRequest{Model: form["model"], Prompt: form["prompt"], Size: form["size"],
+			ResponseFormat: form["response_format"], OutputFormat: form["output_format"], Quality: form["quality"]}
+		if s := form["n"]; s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
 				a.writeOpenAIError(w, invalidParam("n", "n must be an integer"))
@@ -183,45 +246,67 @@ func (a *api) handleOpenAIEdits() http.Handler {
 			}
 			req.N = &n
 		}
-		var images [][]byte
-		for _, name := range []string{"image", "image[]"} {
-			for _, fh := range form.File[name] {
-				data, err := readFormFile(fh)
-				if err != nil {
-					a.writeOpenAIError(w, invalidParam("image", "the image could not be read"))
-					return
-				}
-				images = append(images, data)
-			}
-		}
 		if len(images) == 0 {
 			a.writeOpenAIError(w, invalidParam("image", "an image file is required"))
 			return
 		}
-		var mask []byte
-		if fhs := form.File["mask"]; len(fhs) > 0 {
-			data, err := readFormFile(fhs[0])
-			if err != nil {
-				a.writeOpenAIError(w, invalidParam("mask", "the mask could not be read"))
-				return
-			}
-			mask = data
+		base := a.baseURL(r)
+		files := &openAIFiles{}
+		for _, u := range images {
+			files.images = append(files.images, base+u.Path())
+			files.imageSums = append(files.imageSums, u.ContentType+":"+strconv.FormatInt(u.Size, 10)+":"+u.SHA256)
 		}
-		a.openAIImages(w, r, req, images, mask)
+		if mask != nil {
+			files.mask, files.maskSum = base+mask.Path(), mask.ContentType+":"+strconv.FormatInt(mask.Size, 10)+":"+mask.SHA256
+		}
+		a.openAIImages(w, r, req, files)
 	})
 }
 
-func readFormFile(fh *multipart.FileHeader) ([]byte, error) {
-	f, err := fh.Open()
-	if err != nil {
-		return nil, err
+// openAIFiles are the files of an edit: the URLs of their uploads, and
+// what identifies their contents (type, size, SHA-256) for the request's
+// fingerprint.
+type openAIFiles struct {
+	images, imageSums []string
+	mask, maskSum     string
+}
+
+// renameField names field in an upload's refusal, which names "file".
+func renameField(err error, field string) error {
+	var e *gengate.Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
+		c := *e
+		c.Fields = append([]gengate.FieldError(nil), e.Fields...)
+		c.Fields[0].Field = field
+		return &c
 	}
-	defer f.Close()
-	return io.ReadAll(f)
+	return err
+}
+
+// editReadError is the OpenAI error for a failure reading an edit's body:
+// 413 past the body's cap, the upload's own refusal, or a malformed body.
+func (a *api) editReadError(r *http.Request, err error, msg string) *openAIError {
+	var big *http.MaxBytesError
+	if errors.As(err, &big) {
+		return &openAIError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+			Code: "payload_too_large", Message: fmt.Sprintf("the request body is larger than %d bytes", big.Limit)}
+	}
+	var e *gengate.Error
+	if errors.As(err, &e) {
+		return a.fromGengate(r, err)
+	}
+	if r.Context().Err() != nil {
+		return a.fromGengate(r, err)
+	}
+	return invalidParam("", msg)
 }
 
 // openAIBody maps an OpenAI image request onto a gengate generate body.
-func (a *api) openAIBody(req openAIImageRequest, images [][]byte, mask []byte) (map[string]any, *openAIError) {
+func (a *api) openAIBody(req openAIImageRequest, files *openAIFiles) (map[string]any, *openAIError) {
+	if files == nil {
+		files = &openAIFiles{}
+	}
+	images, mask := files.images, files.mask
 	if req.Model == "" {
 		return nil, invalidParam("model", "model is required: a gengate modelId (GET /api/v1/models lists them)")
 	}
@@ -276,20 +361,41 @@ func (a *api) openAIBody(req openAIImageRequest, images [][]byte, mask []byte) (
 	if len(images) > len(slots) {
 		return nil, invalidParam("image", fmt.Sprintf("model %q takes %d input image(s), %d were sent", m.ID, len(slots), len(images)))
 	}
-	for i, data := range images {
-		body[slots[i]] = fileDataURL(data)
+	for i, url := range images {
+		body[slots[i]] = url
 	}
-	if mask != nil {
+	if mask != "" {
 		if _, ok := m.Field("mask"); !ok {
 			return nil, invalidParam("mask", fmt.Sprintf("model %q takes no mask", m.ID))
 		}
-		body["mask"] = fileDataURL(mask)
+		body["mask"] = mask
 	}
 	return body, nil
 }
 
-func fileDataURL(data []byte) string {
-	return "data:" + http.DetectContentType(data) + ";base64," + base64.StdEncoding.EncodeToString(data)
+// openAIFingerprint is the fingerprint of an edit: the SHA-256 of its
+// generate body with each file's URL replaced by what identifies its
+// contents, so that a retry with the same Idempotency-Key and the same
+// files matches although its uploads have new URLs. "" (the body's own
+// fingerprint) without files.
+func openAIFingerprint(body map[string]any, files *openAIFiles) string {
+	if files == nil || len(files.images) == 0 {
+		return ""
+	}
+	sums := map[string]string{files.mask: files.maskSum}
+	for i, u := range files.images {
+		sums[u] = files.imageSums[i]
+	}
+	canon := make(map[string]any, len(body))
+	for k, v := range body {
+		if s, ok := v.(string); ok && sums[s] != "" {
+			v = "file:" + sums[s]
+		}
+		canon[k] = v
+	}
+	data, _ := json.Marshal(canon)
+	sum := sha256.Sum256(data)
+	return "openai-edit:" + hex.EncodeToString(sum[:])
 }
 
 // parseSize reads "1536x1024" as a width-to-height ratio.
@@ -324,14 +430,14 @@ func nearestRatio(values []any, ratio float64) string {
 
 // openAIImages runs a mapped request as a gengate task, waits for it and
 // answers in OpenAI's shape.
-func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIImageRequest, images [][]byte, mask []byte) {
+func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIImageRequest, files *openAIFiles) {
 	switch req.ResponseFormat {
 	case "", "url", "b64_json":
 	default:
 		a.writeOpenAIError(w, invalidParam("response_format", `response_format must be "url" or "b64_json"`))
 		return
 	}
-	body, oe := a.openAIBody(req, images, mask)
+	body, oe := a.openAIBody(req, files)
 	if oe != nil {
 		a.writeOpenAIError(w, oe)
 		return
@@ -339,7 +445,7 @@ func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIIma
 	data, _ := json.Marshal(body)
 	key := apiKey(r)
 	idem := r.Header.Get("Idempotency-Key")
-	o, err := a.svc.Generate(r.Context(), key, data, idem)
+	o, err := a.svc.GenerateAs(r.Context(), key, bytes.NewReader(data), idem, openAIFingerprint(body, files))
 	if err != nil {
 		a.writeOpenAIError(w, a.fromGengate(r, err))
 		return
@@ -355,12 +461,13 @@ func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIIma
 	t := o.Task
 	switch {
 	case t.Status == gengate.StatusSucceeded:
-		out, err := a.openAIResult(r, t, req.ResponseFormat == "b64_json")
-		if err != nil {
-			a.writeOpenAIError(w, a.fromGengate(r, err))
+		if req.ResponseFormat == "b64_json" {
+			if err := a.writeOpenAIB64(w, r, t); err != nil {
+				a.writeOpenAIError(w, a.fromGengate(r, err))
+			}
 			return
 		}
-		writeJSON(w, http.StatusOK, out)
+		writeJSON(w, http.StatusOK, a.openAIResult(r, t))
 	case t.Status.Active():
 		// OpenAI's API has no pending answer. A retry with the same
 		// Idempotency-Key waits for this task again; without a key a
@@ -386,24 +493,62 @@ func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIIma
 	}
 }
 
-// openAIResult is a succeeded task as OpenAI's ImagesResponse.
-func (a *api) openAIResult(r *http.Request, t *gengate.Task, b64 bool) (map[string]any, error) {
+// openAIResult is a succeeded task as OpenAI's ImagesResponse with URLs.
+func (a *api) openAIResult(r *http.Request, t *gengate.Task) map[string]any {
 	items := make([]map[string]any, 0, len(t.Outputs))
-	urls := a.outputURLs(r, t)
-	for i, c := range t.Outputs {
-		if !b64 {
-			items = append(items, map[string]any{"url": urls[i]})
-			continue
-		}
-		data, err := a.svc.Blobs.Get(r.Context(), c.Key)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, map[string]any{"b64_json": base64.StdEncoding.EncodeToString(data)})
+	for _, u := range a.outputURLs(r, t) {
+		items = append(items, map[string]any{"url": u})
 	}
 	out := map[string]any{"created": t.CreatedAt.Unix(), "data": items}
 	if f, ok := t.Options["outputFormat"].(string); ok {
 		out["output_format"] = f
 	}
-	return out, nil
+	return out
+}
+
+// writeOpenAIB64 answers a succeeded task as OpenAI's ImagesResponse with
+// each image inline (b64_json), encoded as it streams from storage: the
+// members in the order json.Marshal gives them, no output held whole. The
+// files are opened first, so that a missing one is an error before
+// anything is written.
+func (a *api) writeOpenAIB64(w http.ResponseWriter, r *http.Request, t *gengate.Task) error {
+	files := make([]gengate.BlobFile, 0, len(t.Outputs))
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, c := range t.Outputs {
+		f, err := a.svc.Blobs.Open(r.Context(), c.Key)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, `{"created":%d,"data":[`, t.CreatedAt.Unix())
+	for i, f := range files {
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, `{"b64_json":"`)
+		enc := base64.NewEncoder(base64.StdEncoding, w)
+		if _, err := io.Copy(enc, f); err != nil {
+			// The status is sent: the cut answer is not valid JSON,
+			// which the client sees.
+			a.log.WarnContext(r.Context(), "streaming an output failed", "jobId", t.ID, "err", err)
+			return nil
+		}
+		enc.Close()
+		io.WriteString(w, `"}`)
+	}
+	io.WriteString(w, "]")
+	if f, ok := t.Options["outputFormat"].(string); ok {
+		b, _ := json.Marshal(f)
+		fmt.Fprintf(w, `,"output_format":%s`, b)
+	}
+	io.WriteString(w, "}\n")
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/gengate/gengate"
 )
@@ -208,9 +207,9 @@ func withCSRF(paths obj) {
 }
 
 // smallBody documents the 413 of the operations that read a small JSON
-// body (decodeBody's 64 KiB).
+// body (decodeBody, --max-json-body).
 func smallBody(responses obj) obj {
-	responses["413"] = problem("PAYLOAD_TOO_LARGE: the body is over 64 KiB")
+	responses["413"] = problem("PAYLOAD_TOO_LARGE: the body is over --max-json-body")
 	return responses
 }
 
@@ -225,6 +224,40 @@ func signInDoor(responses obj, json bool) obj {
 		responses["415"] = problem("UNSUPPORTED_MEDIA_TYPE: the body is not application/json")
 	}
 	return responses
+}
+
+// bodyBusy is the 503 of an operation whose body finds the body memory
+// spent (body.go).
+const bodyBusy = "the request bodies being read hold --max-body-memory; nothing was read or changed"
+
+// withBodyLimits documents, on every operation that takes a body, the
+// refusals of the body door (body.go): 413 over the route's cap
+// (x-gengate-body in the served document) and 503 OVERLOADED when the
+// body memory is spent.
+func withBodyLimits(paths obj) {
+	for p, item := range paths {
+		for _, o := range item.(obj) {
+			op := o.(obj)
+			if _, ok := op["requestBody"]; !ok {
+				continue
+			}
+			responses := op["responses"].(obj)
+			if strings.HasPrefix(p, "/v1/") {
+				continue // OpenAI's shapes: documented with the operation
+			}
+			if _, ok := responses["413"]; !ok {
+				responses["413"] = problem("PAYLOAD_TOO_LARGE: the body is over this operation's cap (x-gengate-body.maxBytes)")
+			}
+			r, ok := responses["503"].(obj)
+			if !ok {
+				responses["503"] = response("OVERLOADED: "+bodyBusy, ref("Problem"), "Retry-After")
+				continue
+			}
+			if d, _ := r["description"].(string); !strings.Contains(d, "--max-body-memory") {
+				r["description"] = d + "; or OVERLOADED: " + bodyBusy
+			}
+		}
+	}
 }
 
 // withStore documents the 500 of an operation without credentials that
@@ -277,18 +310,6 @@ func queryParams(names ...string) obj {
 		ps = append(ps, obj{"name": n, "in": "query", "required": false, "schema": str()})
 	}
 	return obj{"parameters": ps}
-}
-
-// openAPIDocs caches the encoded document per catalog.
-var openAPIDocs sync.Map // *gengate.Catalog → []byte
-
-func openAPIJSON(c *gengate.Catalog) []byte {
-	if b, ok := openAPIDocs.Load(c); ok {
-		return b.([]byte)
-	}
-	b, _ := json.Marshal(OpenAPI(c))
-	openAPIDocs.Store(c, b)
-	return b
 }
 
 // OpenAPI returns the API's OpenAPI 3.1 document for a catalog.
@@ -429,6 +450,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"429": oaErr("insufficient_quota or rate_limit_exceeded"), "500": oaErr("internal error"),
 			"502": oaErr("generation failed upstream (refunded)"), "503": oaErr("generation_pending, or overloaded"), "504": oaErr("deadline exceeded (refunded)")}
 	}
+	oaGenerations := oaResponses()
+	oaGenerations["413"] = oaErr("payload_too_large: the body is over --max-json-body")
 	oaEdits := oaResponses()
 	oaEdits["413"] = oaErr("payload_too_large: the multipart body is over twice the input size limit")
 	outcome := func() obj {
@@ -518,7 +541,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			{"name": "exp", "in": "query", "required": true, "schema": str()},
 			{"name": "sig", "in": "query", "required": true, "schema": str()},
 		}})},
-		"/v1/images/generations": obj{"post": op("OpenAI-compatible image generation (model is a gengate modelId)", true, oaResponses(),
+		"/v1/images/generations": obj{"post": op("OpenAI-compatible image generation (model is a gengate modelId)", true, oaGenerations,
 			obj{"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("OpenAIImageRequest")}}}})},
 		"/v1/images/edits": obj{"post": op("OpenAI-compatible image edit (multipart: image or image[], mask)", true, oaEdits,
 			obj{"requestBody": obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": object(obj{
@@ -652,6 +675,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/api/v1/admin/engines": obj{"get": op("Operator: engines and their routes", true, obj{"200": response("engines", object(obj{"data": arr(ref("Engine")), "replication": ref("Replication")}, "data")), "403": problem("FORBIDDEN")})},
 	}
 	withCSRF(paths)
+	withBodyLimits(paths)
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{"title": "gengate", "version": "1",
@@ -670,8 +694,31 @@ func (a *api) handleOpenAPI() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache")
-		_, _ = w.Write(openAPIJSON(a.svc.Catalog))
+		a.openAPIOnce.Do(func() {
+			doc := OpenAPI(a.svc.Catalog)
+			a.withBodies(doc)
+			a.openAPI, _ = json.Marshal(doc)
+		})
+		_, _ = w.Write(a.openAPI)
 	})
+}
+
+// withBodies adds to each operation of doc its route's body declaration
+// (body.go) as x-gengate-body: {kind, maxBytes}. An operation whose route
+// declared nothing gets none (the body bounds test refuses that).
+func (a *api) withBodies(doc obj) {
+	for p, item := range doc["paths"].(obj) {
+		for method, o := range item.(obj) {
+			spec, ok := a.declared[strings.ToUpper(method)+" "+p]
+			if !ok {
+				spec, ok = a.declared[p] // a pattern for every method
+			}
+			if !ok {
+				continue
+			}
+			o.(obj)["x-gengate-body"] = BodyDecl{Kind: spec.kind.String(), MaxBytes: spec.max}
+		}
+	}
 }
 
 // sortedKeys returns the keys of m in order.

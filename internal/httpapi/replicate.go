@@ -174,11 +174,15 @@ func (a *api) handleReplicatePredictions() http.Handler {
 // readReplicateCreate decodes a create call's body.
 func (a *api) readReplicateCreate(w http.ResponseWriter, r *http.Request) (*replicateCreate, error) {
 	var req replicateCreate
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
+	opened, err := openBody(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(opened)
 	if err := dec.Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, gengate.Errorf(gengate.ETooLarge, "the request body is larger than %d bytes", a.cfg.MaxBody)
+			return nil, tooLarge(tooBig.Limit)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil, gengate.Errorf(gengate.EInvalid, "send a JSON object with input as the request body")

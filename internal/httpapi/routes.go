@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -21,8 +22,20 @@ type Config struct {
 	// PublicURL is the base of output file URLs; empty means the scheme and
 	// host the request came in on.
 	PublicURL string
-	// MaxBody caps request bodies (default 32 MiB).
+	// MaxBody caps the bodies of generate and quote (default 32 MiB).
 	MaxBody int64
+	// MaxJSONBody caps the small JSON bodies of the other routes: sign-in,
+	// keys, webhooks, admin, /v1/images/generations (default
+	// DefaultMaxJSONBody).
+	MaxJSONBody int64
+	// MaxBodyMemory is the memory the request bodies being read may hold
+	// together (body.go); over it a request is refused with 503 OVERLOADED
+	// before its body is read (default DefaultMaxBodyMemory).
+	MaxBodyMemory int64
+	// PollWait is how long POST on a statusUrl waits for its task when
+	// Prefer asks for no wait of its own (default DefaultPollWait; Prefer:
+	// wait=N waits up to N, at most the service's SyncWait).
+	PollWait time.Duration
 	// Ready reports whether the service can take requests (/readyz).
 	Ready func(ctx context.Context) error
 	// Readiness, when set, serves /readyz instead of Ready and Providers
@@ -78,13 +91,25 @@ type Config struct {
 	Waiting *Waiting
 }
 
-// DefaultMaxBody is the largest request body accepted.
+// DefaultPollWait is the default of Config.PollWait.
+const DefaultPollWait = 5 * time.Second
+
+// DefaultMaxBody is the default of Config.MaxBody.
 const DefaultMaxBody = 32 << 20
 
 // New returns the handler for the whole API.
 func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxJSONBody == 0 {
+		cfg.MaxJSONBody = DefaultMaxJSONBody
+	}
+	if cfg.PollWait == 0 {
+		cfg.PollWait = DefaultPollWait
+	}
+	if cfg.MaxBodyMemory == 0 {
+		cfg.MaxBodyMemory = DefaultMaxBodyMemory
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(cfg.Tasks, 0, log)
@@ -95,73 +120,73 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	a := &api{svc: svc, cfg: cfg, log: log, metrics: cfg.Metrics,
 		signIns: newSignInLimiter(cfg.Accounts), hashSlots: make(chan struct{}, passwordSlots(cfg.Accounts)),
 		probes: &probeCache{results: map[string]probeResult{}}, drained: drainContext(cfg.Drain),
-		waiting: cfg.Waiting, crossOrigin: newCrossOrigin(cfg.PublicURL)}
+		waiting: cfg.Waiting, crossOrigin: newCrossOrigin(cfg.PublicURL), bodies: newBodyBudget(cfg.MaxBodyMemory), declared: map[string]bodySpec{}}
 	a.facades = newFacadeIndex(svc, cfg.Facades)
 	if cfg.RateLimit > 0 {
 		a.limiter = newLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
 	mux := gatedMux{http.NewServeMux(), a} // dbgate.go: the connection budget
-	mux.Handle("POST /api/v1/generate", a.auth(a.rateLimit(a.handleGenerate())))
-	mux.Handle("GET /api/v1/models", a.auth(a.handleModels()))
-	mux.Handle("POST /api/generation/jobs/{id}", a.auth(a.handleAdvance()))
-	mux.Handle("GET /api/generation/jobs/{id}", a.auth(a.handleRead()))
-	mux.Handle("POST /api/generation/jobs/{id}/cancel", a.auth(a.handleCancel()))
-	mux.Handle("POST /api/v1/files", a.auth(a.rateLimit(a.handleUpload())))
-	mux.Handle("GET /api/v1/webhooks/secret", a.auth(a.handleWebhookSecret()))
-	mux.Handle("POST /api/v1/webhooks/secret/rotate", a.auth(a.handleRotateWebhookSecret(true)))
-	mux.Handle("GET /api/v1/webhooks", a.auth(a.handleWebhookEndpoints()))
-	mux.Handle("POST /api/v1/webhooks", a.auth(a.handleCreateWebhookEndpoint()))
-	mux.Handle("DELETE /api/v1/webhooks/{id}", a.auth(a.handleDeleteWebhookEndpoint()))
-	mux.Handle("POST /api/v1/webhooks/{id}/rotate", a.auth(a.handleRotateWebhookSecret(false)))
-	mux.Handle("GET /api/v1/webhooks/{id}/attempts", a.auth(a.handleWebhookAttempts()))
-	mux.Handle("POST /api/v1/webhooks/events/{eventId}/replay", a.auth(a.handleReplayWebhookEvent()))
-	mux.Handle("POST /v1/images/generations", a.openAIAuth(a.handleOpenAIGenerations()))
-	mux.Handle("POST /v1/images/edits", a.openAIAuth(a.handleOpenAIEdits()))
+	mux.Handle("POST /api/v1/generate", bodyStream(cfg.MaxBody), a.auth(a.rateLimit(a.handleGenerate())))
+	mux.Handle("GET /api/v1/models", bodyNone, a.auth(a.handleModels()))
+	mux.Handle("POST /api/generation/jobs/{id}", bodyNone, a.auth(a.handleAdvance()))
+	mux.Handle("GET /api/generation/jobs/{id}", bodyNone, a.auth(a.handleRead()))
+	mux.Handle("POST /api/generation/jobs/{id}/cancel", bodyNone, a.auth(a.handleCancel()))
+	mux.Handle("POST /api/v1/files", bodyFile(svc.UploadLimit()+multipartSlack), a.auth(a.rateLimit(a.handleUpload())))
+	mux.Handle("GET /api/v1/webhooks/secret", bodyNone, a.auth(a.handleWebhookSecret()))
+	mux.Handle("POST /api/v1/webhooks/secret/rotate", bodyNone, a.auth(a.handleRotateWebhookSecret(true)))
+	mux.Handle("GET /api/v1/webhooks", bodyNone, a.auth(a.handleWebhookEndpoints()))
+	mux.Handle("POST /api/v1/webhooks", bodyJSON(cfg.MaxJSONBody), a.auth(a.handleCreateWebhookEndpoint()))
+	mux.Handle("DELETE /api/v1/webhooks/{id}", bodyNone, a.auth(a.handleDeleteWebhookEndpoint()))
+	mux.Handle("POST /api/v1/webhooks/{id}/rotate", bodyNone, a.auth(a.handleRotateWebhookSecret(false)))
+	mux.Handle("GET /api/v1/webhooks/{id}/attempts", bodyNone, a.auth(a.handleWebhookAttempts()))
+	mux.Handle("POST /api/v1/webhooks/events/{eventId}/replay", bodyNone, a.auth(a.handleReplayWebhookEvent()))
+	mux.Handle("POST /v1/images/generations", bodyJSON(cfg.MaxJSONBody), a.openAIAuth(a.handleOpenAIGenerations()))
+	mux.Handle("POST /v1/images/edits", bodyMultipart(2*svc.UploadLimit()+multipartSlack), a.openAIAuth(a.handleOpenAIEdits()))
 	// Replicate-compatible predictions (replicate.go).
-	mux.Handle("POST /v1/models/{owner}/{name}/predictions", a.replicateAuth(a.replicateRateLimit(a.handleReplicateModelPredictions())))
-	mux.Handle("POST /v1/predictions", a.replicateAuth(a.replicateRateLimit(a.handleReplicatePredictions())))
-	mux.Handle("GET /v1/predictions", a.replicateAuth(a.handleReplicateList()))
-	mux.Handle("GET /v1/predictions/{id}", a.replicateAuth(a.handleReplicateGet()))
-	mux.Handle("POST /v1/predictions/{id}/cancel", a.replicateAuth(a.handleReplicateCancel()))
-	mux.Handle("GET /v1/webhooks/default/secret", a.replicateAuth(a.handleReplicateWebhookSecret()))
+	mux.Handle("POST /v1/models/{owner}/{name}/predictions", bodyJSON(cfg.MaxBody), a.replicateAuth(a.replicateRateLimit(a.handleReplicateModelPredictions())))
+	mux.Handle("POST /v1/predictions", bodyJSON(cfg.MaxBody), a.replicateAuth(a.replicateRateLimit(a.handleReplicatePredictions())))
+	mux.Handle("GET /v1/predictions", bodyNone, a.replicateAuth(a.handleReplicateList()))
+	mux.Handle("GET /v1/predictions/{id}", bodyNone, a.replicateAuth(a.handleReplicateGet()))
+	mux.Handle("POST /v1/predictions/{id}/cancel", bodyNone, a.replicateAuth(a.handleReplicateCancel()))
+	mux.Handle("GET /v1/webhooks/default/secret", bodyNone, a.replicateAuth(a.handleReplicateWebhookSecret()))
 	// fal's server-proxy protocol for fal's clients (falproxy.go): the
 	// method and the x-fal-target-url header say what is asked.
-	mux.Handle("/fal/proxy", a.handleFalProxy())
-	mux.Handle("GET /api/v1/openapi.json", a.handleOpenAPI())
-	mux.Handle("GET /docs/api", a.handleAPIDocs())
-	mux.Handle("GET /files/{name}", a.handleFile())
-	mux.Handle("GET /files/in/{task}/{name}", a.handleSignedInput())
-	mux.Handle("GET /healthz", a.handleHealth())
-	mux.Handle("GET /readyz", a.handleReady())
+	mux.Handle("/fal/proxy", bodyJSON(cfg.MaxBody), a.handleFalProxy())
+	mux.Handle("GET /api/v1/openapi.json", bodyNone, a.handleOpenAPI())
+	mux.Handle("GET /docs/api", bodyNone, a.handleAPIDocs())
+	mux.Handle("GET /files/{name}", bodyNone, a.handleFile())
+	mux.Handle("GET /files/in/{task}/{name}", bodyNone, a.handleSignedInput())
+	mux.Handle("GET /healthz", bodyNone, a.handleHealth())
+	mux.Handle("GET /readyz", bodyNone, a.handleReady())
 	if cfg.MetricsToken != "" { // otherwise only on the operator listener (metrics.go)
-		mux.Handle("GET /metrics", a.metricsAuth(a.metrics.Handler()))
+		mux.Handle("GET /metrics", bodyNone, a.metricsAuth(a.metrics.Handler()))
 	}
 	a.accountRoutes(mux) // area_routes.go: auth, account, keys, quote, admin
 	// Known paths asked with another method: 405 with Allow.
-	mux.Handle("/api/v1/generate", a.handleMethodNotAllowed("POST"))
-	mux.Handle("/api/v1/models", a.handleMethodNotAllowed("GET, HEAD"))
-	mux.Handle("/api/generation/jobs/{id}", a.handleMethodNotAllowed("GET, HEAD, POST"))
-	mux.Handle("/api/generation/jobs/{id}/cancel", a.handleMethodNotAllowed("POST"))
-	mux.Handle("/api/v1/files", a.handleMethodNotAllowed("POST"))
-	mux.Handle("/api/v1/webhooks", a.handleMethodNotAllowed("GET, HEAD, POST"))
+	mux.Handle("/api/v1/generate", bodyNone, a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/models", bodyNone, a.handleMethodNotAllowed("GET, HEAD"))
+	mux.Handle("/api/generation/jobs/{id}", bodyNone, a.handleMethodNotAllowed("GET, HEAD, POST"))
+	mux.Handle("/api/generation/jobs/{id}/cancel", bodyNone, a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/files", bodyNone, a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/webhooks", bodyNone, a.handleMethodNotAllowed("GET, HEAD, POST"))
 	// One pattern for /secret and /{id}: two would conflict with the
 	// methods' own patterns (net/http cannot rank them).
-	mux.Handle("/api/v1/webhooks/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/api/v1/webhooks/{id}", bodyNone, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") == "secret" {
 			a.handleMethodNotAllowed("GET, HEAD").ServeHTTP(w, r)
 			return
 		}
 		a.handleMethodNotAllowed("DELETE").ServeHTTP(w, r)
 	}))
-	mux.Handle("/api/v1/webhooks/{id}/rotate", a.handleMethodNotAllowed("POST"))
-	mux.Handle("/api/v1/webhooks/{id}/attempts", a.handleMethodNotAllowed("GET, HEAD"))
-	mux.Handle("/api/v1/webhooks/events/{eventId}/replay", a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/webhooks/{id}/rotate", bodyNone, a.handleMethodNotAllowed("POST"))
+	mux.Handle("/api/v1/webhooks/{id}/attempts", bodyNone, a.handleMethodNotAllowed("GET, HEAD"))
+	mux.Handle("/api/v1/webhooks/events/{eventId}/replay", bodyNone, a.handleMethodNotAllowed("POST"))
 	if cfg.Console != nil {
-		mux.Handle("GET /{$}", cfg.Console)
-		mux.Handle("GET /console/", cfg.Console)
+		mux.Handle("GET /{$}", bodyNone, cfg.Console)
+		mux.Handle("GET /console/", bodyNone, cfg.Console)
 	}
 	// Anything else, /api/... included: a JSON 404.
-	mux.Handle("/", a.handleNotFound())
+	mux.Handle("/", bodyNone, a.handleNotFound())
 	return a.requestID(mux)
 }
 
@@ -182,6 +207,13 @@ type api struct {
 	// crossOrigin refuses sign-in requests sent by another site's pages
 	// (crossorigin.go).
 	crossOrigin *http.CrossOriginProtection
+	// The request bodies' memory, and each route's body declaration by
+	// pattern (body.go).
+	bodies   *bodyBudget
+	declared map[string]bodySpec
+	// The OpenAPI document as served, with the body declarations.
+	openAPIOnce sync.Once
+	openAPI     []byte
 }
 
 type ctxKey int

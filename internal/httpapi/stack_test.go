@@ -55,6 +55,9 @@ type stackOpts struct {
 	builtinJobs   int           // above 0: the builtin engine too, with this --max-cpu-jobs
 	metricsToken  string        // serves /metrics on the public handler behind it
 	maxBody       int64         // httpapi.Config.MaxBody; 0 for the default
+	maxBodyMemory int64         // httpapi.Config.MaxBodyMemory; 0 for the default
+	maxJSONBody   int64         // httpapi.Config.MaxJSONBody; 0 for the default
+	pollWait      time.Duration // httpapi.Config.PollWait; 0 for the default
 	waiting       *httpapi.Waiting
 	// engines are provider engines besides the sandbox (and builtin);
 	// with them the service routes models to providers.
@@ -136,7 +139,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	}
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Tasks: store, RateLimit: o.rateLimit, RateBurst: o.rateBurst,
 		Accounts: o.accounts, PublicURL: o.publicURL, MetricsToken: o.metricsToken, MaxBody: o.maxBody, Waiting: o.waiting,
-		Facades: testFacades}, log))
+		Facades: testFacades, MaxBodyMemory: o.maxBodyMemory, MaxJSONBody: o.maxJSONBody, PollWait: o.pollWait}, log))
 	t.Cleanup(srv.Close)
 	if !o.noWorkers {
 		ctx, cancel := context.WithCancel(context.Background())

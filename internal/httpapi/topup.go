@@ -45,7 +45,14 @@ func (a *api) handleCheckout() http.Handler {
 // other failure is a 5xx, which Stripe delivers again later.
 func (a *api) handlePaymentWebhook() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPaymentEvent))
+		// Read whole: the signature covers the exact bytes. The route's
+		// declaration (area_routes.go) caps it at MaxPaymentEvent.
+		opened, err := openBody(r)
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		body, err := io.ReadAll(opened)
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {

@@ -155,7 +155,12 @@ func inlineLimits(job gengate.Job) error {
 	}
 	var fields []gengate.FieldError
 	for _, field := range sortedKeys(job.Inputs) {
-		if n := len(job.Inputs[field].Data); n > VertexInlineMax {
+		in := job.Inputs[field]
+		n := len(in.Data)
+		if in.Data == nil && in.Size > 0 { // read by handle (one of the server's own files)
+			n = int(min(in.Size, 1<<40))
+		}
+		if n > VertexInlineMax {
 			fields = append(fields, gengate.FieldError{Field: field, Code: gengate.InputTooLarge,
 				Message: fmt.Sprintf("%s on Vertex AI takes input files of at most %d bytes inline; this one has %d", modelName(job), VertexInlineMax, n)})
 		}
