@@ -162,6 +162,9 @@ func (a *api) admit(pattern string, spec bodySpec, next http.Handler) http.Handl
 	openAI := strings.HasPrefix(path, "/v1/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if spec.kind != kindNone && r.ContentLength > spec.max {
+			// Closing the connection after the answer spares net/http
+			// reading the refused body to keep it alive.
+			w.Header().Set("Connection", "close")
 			a.refuseBody(w, r, openAI, tooLarge(spec.max))
 			return
 		}
