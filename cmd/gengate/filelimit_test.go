@@ -51,23 +51,28 @@ func TestMaxConnsFollowsFileLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command("sh", "-c", `ulimit -Hn 2000 && ulimit -Sn 1000 && exec "$0" serve --data "$1" --addr 127.0.0.1:0`,
+	cmd := exec.Command("sh", "-c", `ulimit -Sn 1000 && ulimit -Hn 2000 && exec "$0" serve --data "$1" --addr 127.0.0.1:0`,
 		binary(t), t.TempDir())
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	cmd.Stderr = logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
 	var line struct {
 		Msg       string `json:"msg"`
 		MaxConns  int    `json:"maxConns"`
 		FileLimit uint64 `json:"fileLimit"`
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	poll(t, untilDeadline(t), 20*time.Millisecond, "the connections log line", func() bool {
+		select {
+		case <-exited:
+			data, _ := os.ReadFile(logPath)
+			t.Fatalf("the server exited: %s", data)
+		default:
+		}
 		f, err := os.Open(logPath)
 		if err != nil {
 			return false

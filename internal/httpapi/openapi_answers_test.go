@@ -173,11 +173,11 @@ func TestEveryOperationDatabaseDown(t *testing.T) {
 }
 
 // TestEveryBodyOverTheSmallCap: the operations that read a small JSON body
-// (keys, account area, operator) refuse one over 64 KiB with 413
-// PAYLOAD_TOO_LARGE, as a quote does one over the request body limit, and
-// change nothing.
+// (keys, account area, operator) refuse one over --max-json-body (here 64
+// KiB) with 413 PAYLOAD_TOO_LARGE, as a quote does one over the request
+// body limit, and change nothing.
 func TestEveryBodyOverTheSmallCap(t *testing.T) {
-	s := newStack(t, stackOpts{noWorkers: true, accounts: httpapi.AccountsConfig{OpenSignup: true}, maxBody: 64 << 10})
+	s := newStack(t, stackOpts{noWorkers: true, accounts: httpapi.AccountsConfig{OpenSignup: true}, maxBody: 64 << 10, maxJSONBody: 64 << 10})
 	h := s.holder(100, true)
 	key := s.do(call{Method: "POST", Path: "/api/v1/keys", Key: h.key, Body: map[string]any{"name": "k"}})
 	wantStatus(t, key, http.StatusCreated)
