@@ -24,6 +24,17 @@ func str() obj { return obj{"type": "string"} }
 
 func integer() obj { return obj{"type": "integer"} }
 
+// anyOfTypes is a value of one of several JSON types, as a oneOf of
+// single-typed schemas: code generators (oapi-codegen) refuse a schema whose
+// type lists several, and make a union type of this.
+func anyOfTypes(types ...string) obj {
+	alts := make([]any, len(types))
+	for i, t := range types {
+		alts[i] = obj{"type": t}
+	}
+	return obj{"oneOf": alts}
+}
+
 // object is a JSON object schema; required names members always present.
 func object(props obj, required ...string) obj {
 	o := obj{"type": "object", "properties": props}
@@ -350,7 +361,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"deliveries": arr(object(obj{"attempt": integer(), "at": str(), "status": integer(), "error": str()}, "attempt", "at", "status")),
 		}, "id", "type", "url", "status", "attempts", "createdAt", "deliveries"))}, "events"),
 		"prompt": str(), "options": obj{"type": "object", "description": "every option of the model, as given or defaulted",
-			"additionalProperties": obj{"type": []string{"string", "number", "boolean"}}},
+			"additionalProperties": anyOfTypes("string", "number", "boolean")},
 		"inputs": obj{"type": "object", "additionalProperties": str(), "description": "input field → the URL the task was given"},
 		"engine": str(), "placeholder": obj{"type": "boolean"},
 		"test": obj{"const": true, "description": "made with a test key: ran on the sandbox, charged nothing"},
@@ -373,8 +384,8 @@ func OpenAPI(c *gengate.Catalog) obj {
 	schemas["Field"] = object(obj{"name": str(),
 		"kind":     obj{"type": "string", "enum": []string{string(gengate.KindText), string(gengate.KindImage), string(gengate.KindVideo), gengate.KindEnum, gengate.KindInt, gengate.KindNumber, gengate.KindBool}},
 		"required": obj{"type": "boolean"}, "description": str(),
-		"values": arr(obj{"type": []string{"string", "number"}}), "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(),
-		"default": obj{"type": []string{"string", "number", "boolean"}}}, "name", "kind")
+		"values": arr(anyOfTypes("string", "number")), "min": obj{"type": "number"}, "max": obj{"type": "number"}, "maxLength": integer(),
+		"default": anyOfTypes("string", "number", "boolean")}, "name", "kind")
 	schemas["Model"] = object(obj{"id": str(), "type": str(), "name": str(), "description": str(), "credits": integer(),
 		"varies": obj{"type": "boolean"}, "pricing": ref("Pricing"), "inputs": arr(ref("Field")), "options": arr(ref("Field")),
 		"engine": str(), "placeholder": obj{"type": "boolean"}, "typicalLatencySeconds": integer(), "legacy": obj{"type": "boolean"}},
@@ -392,8 +403,20 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"data": arr(object(obj{"url": str(), "b64_json": str()}))}, "created", "data")
 	schemas["OpenAIError"] = object(obj{"error": object(obj{"message": str(), "type": str(),
 		"param": obj{"type": []string{"string", "null"}}, "code": obj{"type": []string{"string", "null"}}}, "message", "type")}, "error")
-	schemas["OpenAIImageRequest"] = object(obj{"model": obj{"type": "string", "description": "a gengate modelId"}, "prompt": str(),
-		"n": integer(), "size": str(), "response_format": obj{"enum": []string{"url", "b64_json"}}, "output_format": str(), "quality": str()}, "model")
+	oaParams := obj{"model": obj{"type": "string", "description": "a gengate modelId"}, "prompt": str(),
+		"n":               obj{"type": "integer", "minimum": 1, "description": "numOutputs; 1 on a single-output model"},
+		"size":            obj{"type": "string", "description": "WIDTHxHEIGHT or auto: the model's nearest aspectRatio"},
+		"response_format": obj{"type": "string", "enum": []string{"url", "b64_json"}}, "output_format": str(), "quality": str()}
+	schemas["OpenAIImageRequest"] = obj{"type": "object", "properties": oaParams, "required": []string{"model"},
+		"additionalProperties": true, "description": "OpenAI's image parameters; any other member is one of the model's own options " +
+			"(GET /api/v1/models lists them), e.g. scale for image-upscaler; OpenAI parameters gengate does not map (style, background, user, ...) are ignored"}
+	binary := obj{"type": "string", "format": "binary"}
+	schemas["OpenAIImageEditRequest"] = obj{"type": "object", "properties": with(oaParams, obj{
+		"image":   with(binary, obj{"description": "the input image; several as image[]"}),
+		"image[]": obj{"type": "array", "items": binary, "x-go-name": "Images", "description": "several input images, as OpenAI's SDKs send a list (the model's image inputs in order)"},
+		"mask":    binary,
+	}), "required": []string{"model"}, "additionalProperties": true,
+		"description": "multipart/form-data: image or image[] (at least one), OpenAI's parameters, and any of the model's own options as form fields (e.g. scale=2 for image-upscaler)"}
 	// page is a list answer: its items and, unless it is the last page, nextCursor.
 	page := func(item obj) obj { return object(obj{"data": arr(item), "nextCursor": str()}, "data") }
 	keyPattern := "^(" + gengate.KeyPrefix + "|" + gengate.TestKeyPrefix + ")"
@@ -544,9 +567,7 @@ func OpenAPI(c *gengate.Catalog) obj {
 		"/v1/images/generations": obj{"post": op("OpenAI-compatible image generation (model is a gengate modelId)", true, oaGenerations,
 			obj{"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("OpenAIImageRequest")}}}})},
 		"/v1/images/edits": obj{"post": op("OpenAI-compatible image edit (multipart: image or image[], mask)", true, oaEdits,
-			obj{"requestBody": obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": object(obj{
-				"model": str(), "prompt": str(), "image": obj{"type": "string", "format": "binary"}, "mask": obj{"type": "string", "format": "binary"},
-			}, "model", "image")}}}})},
+			obj{"requestBody": obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": ref("OpenAIImageEditRequest")}}}})},
 		"/api/v1/webhooks/secret": obj{"get": op("The account's webhook signing secret (whsec_...), made on first use", true, obj{
 			"200": response("the secret", object(obj{"secret": str()}, "secret"))})},
 		// Webhook endpoints (webhooks.go; docs/api.md, "Webhooks").
@@ -575,7 +596,9 @@ func OpenAPI(c *gengate.Catalog) obj {
 			"202": response("the event, pending", ref("WebhookEventReplay")), "404": problem("NOT_FOUND")}, pathParam("eventId"))},
 		"/api/v1/openapi.json": obj{"get": op("This document", false, obj{"200": response("OpenAPI 3.1", object(obj{
 			"openapi": obj{"const": "3.1.0"}, "info": object(obj{"title": str(), "version": str(), "description": str()}, "title", "version"),
+			"servers":    arr(object(obj{"url": str(), "description": str()}, "url")),
 			"paths":      obj{"type": "object", "description": "as OpenAPI 3.1 defines it"},
+			"webhooks":   obj{"type": "object", "description": "each event gengate sends, as OpenAPI 3.1 defines it"},
 			"components": object(obj{"schemas": obj{"type": "object", "additionalProperties": obj{"type": "object"}}, "securitySchemes": obj{"type": "object"}}, "schemas", "securitySchemes"),
 		}, "openapi", "info", "paths", "components"))})},
 		"/docs/api": obj{"get": op("This document as an HTML reference page", false, obj{"200": obj{"description": "HTML",
@@ -676,11 +699,16 @@ func OpenAPI(c *gengate.Catalog) obj {
 	}
 	withCSRF(paths)
 	withBodyLimits(paths)
+	withOperationIDs(paths)
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{"title": "gengate", "version": "1",
 			"description": "Image and video generation models behind one API, with API keys, credits, idempotent retries and durable tasks. docs/api.md is the prose reference."},
-		"paths": paths,
+		// A relative URL is relative to where this document is served
+		// (OpenAPI 3.1, "Server Object"): the server that answers it.
+		"servers":  []obj{{"url": "/", "description": "the server this document was read from"}},
+		"paths":    paths,
+		"webhooks": webhooks(),
 		"components": obj{"schemas": schemas, "securitySchemes": obj{
 			"bearer":  obj{"type": "http", "scheme": "bearer"},
 			"apiKey":  obj{"type": "apiKey", "in": "header", "name": "X-API-Key"},
@@ -729,4 +757,38 @@ func sortedKeys(m obj) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// webhooks is the document's webhooks section (OpenAPI 3.1): one operation
+// per event type, the POST gengate sends to a task's webhookUrl and to an
+// endpoint that takes the type, with its payload and Standard Webhooks
+// headers (docs/api.md, "Webhooks").
+func webhooks() obj {
+	headers := []obj{
+		{"name": "webhook-id", "in": "header", "required": true, "schema": str(),
+			"description": "msg_<uuid>, the same on every attempt of an event and on a replay: deduplicate on it"},
+		{"name": "webhook-timestamp", "in": "header", "required": true, "schema": str(), "description": "Unix seconds of the attempt"},
+		{"name": "webhook-signature", "in": "header", "required": true, "schema": str(),
+			"description": "v1,<base64 HMAC-SHA256 of id.timestamp.body>; two, space-separated, while a rotated-out secret still signs"},
+	}
+	out := obj{}
+	for _, et := range gengate.EventTypes {
+		id := webhookOperationID(et)
+		// The payload is written in place, not as a component: oapi-codegen
+		// drops the components no path refers to, then fails on the
+		// webhook's reference to one.
+		payload := object(obj{
+			"type":      obj{"type": "string", "const": et},
+			"timestamp": obj{"type": "string", "format": "date-time", "description": "when the task reached the state (RFC 3339, UTC, milliseconds)"},
+			"data":      ref("TaskRecord"),
+		}, "type", "timestamp", "data")
+		out[et] = obj{"post": obj{
+			"operationId": id,
+			"summary":     "The " + et + " event, sent when a task reaches that state",
+			"parameters":  headers,
+			"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": payload}}},
+			"responses":   obj{"200": obj{"description": "any 2xx answer acknowledges the event; another answer, or none within --webhook-timeout, is retried"}},
+		}}
+	}
+	return out
 }
