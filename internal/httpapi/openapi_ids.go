@@ -65,6 +65,9 @@ var operationIDs = map[string]string{
 	"GET /api/v1/admin/review":                      "adminListReview",
 	"POST /api/v1/admin/review/{jobId}":             "adminSettleReview",
 	"GET /api/v1/admin/engines":                     "adminListEngines",
+	"POST /api/v1/account/checkout":                 "createCheckout",
+	"POST /api/v1/stripe/webhook":                   "stripeWebhook",
+	"GET /api/v1/admin/purchases":                   "adminListPurchases",
 }
 
 var docMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
