@@ -51,6 +51,7 @@ var operationIDs = map[string]string{
 	"GET /api/v1/account":                           "getAccount",
 	"GET /api/v1/account/ledger":                    "listLedger",
 	"GET /api/v1/account/usage":                     "getUsage",
+	"GET /api/v1/account/usage/daily":               "getDailyUsage",
 	"POST /api/v1/account/redeem":                   "redeemCode",
 	"GET /api/v1/keys":                              "listKeys",
 	"POST /api/v1/keys":                             "createKey",
