@@ -46,6 +46,7 @@ var operationIDs = map[string]string{
 	"POST /api/v1/auth/link":                        "signInWithLink",
 	"POST /api/v1/auth/signup":                      "signUp",
 	"POST /api/v1/auth/signout":                     "signOut",
+	"POST /api/v1/auth/signout-all":                 "signOutEverywhere",
 	"GET /api/v1/auth/session":                      "getSession",
 	"GET /api/v1/auth/config":                       "getAuthConfig",
 	"GET /api/v1/account":                           "getAccount",
