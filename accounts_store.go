@@ -32,6 +32,9 @@ type AccountStore interface {
 	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, *Member, error)
 	ExtendSession(ctx context.Context, id string, until time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
+	// SetPassword sets the member's password and ends every session of
+	// the member but keepSession, in one transaction.
+	SetPassword(ctx context.Context, memberID, passwordHash, keepSession string) error
 	// DeleteMemberSessions ends every session of the member and returns
 	// how many there were.
 	DeleteMemberSessions(ctx context.Context, memberID string) (int, error)

@@ -129,6 +129,28 @@ func (s *Service) SignOut(ctx context.Context, token string) error {
 	return s.Store.DeleteSession(ctx, HashKey(token))
 }
 
+// ChangePassword sets a signed-in member's new password, given the
+// current one, and ends every other session of the member (the one
+// asking stays). Only a member's own session may: an API key is handed to
+// programs, not people.
+func (s *Service) ChangePassword(ctx context.Context, m *Member, sess *Session, current, next string) error {
+	if m == nil || sess == nil {
+		return Errorf(EForbidden, "a member changes their own password, signed in with a session")
+	}
+	if !CheckPassword(m.PasswordHash, current) {
+		return &Error{Code: EInvalidCredentials, Message: "the current password is wrong",
+			Fields: []FieldError{{Field: "currentPassword", Code: FieldValue, Message: "is not the current password"}}}
+	}
+	if err := CheckPasswordRules(next); err != nil {
+		return err
+	}
+	if err := s.Store.SetPassword(ctx, m.ID, HashPassword(next), sess.ID); err != nil {
+		return err
+	}
+	s.log().InfoContext(ctx, "password changed", "member", m.ID, "account", m.AccountID)
+	return nil
+}
+
 // SignOutEverywhere ends every session of the member, the caller's own
 // too, and returns how many there were.
 func (s *Service) SignOutEverywhere(ctx context.Context, m *Member) (int, error) {

@@ -15,6 +15,7 @@ func (a *api) accountRoutes(mux gatedMux) {
 
 	mux.Handle("GET /api/v1/account", bodyNone, a.auth(a.handleAccount()))
 	mux.Handle("GET /api/v1/account/ledger", bodyNone, a.auth(a.handleLedger()))
+	mux.Handle("POST /api/v1/account/password", bodyJSON(a.cfg.MaxJSONBody), a.auth(a.handleChangePassword()))
 	mux.Handle("GET /api/v1/account/usage", bodyNone, a.auth(a.handleUsage()))
 	mux.Handle("GET /api/v1/account/usage/daily", bodyNone, a.auth(a.handleDailyUsage()))
 	mux.Handle("POST /api/v1/account/redeem", bodyJSON(a.cfg.MaxJSONBody), a.auth(a.handleRedeem()))

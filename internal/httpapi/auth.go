@@ -383,6 +383,37 @@ func (a *api) handleSignOutAll() http.Handler {
 	})
 }
 
+// handleChangePassword is POST /api/v1/account/password: a signed-in
+// member's new password; the member's other sessions end.
+func (a *api) handleChangePassword() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			CurrentPassword string `json:"currentPassword"`
+			Password        string `json:"password"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		p := principalOf(r)
+		if d := a.signIns.attempt("", clientAddress(r), time.Now()); d > 0 {
+			a.tooMany(w, r, d)
+			return
+		}
+		var err error
+		if werr := a.passwordWork(r.Context(), func() {
+			err = a.svc.ChangePassword(r.Context(), p.member, p.session, req.CurrentPassword, req.Password)
+		}); werr != nil {
+			return
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
 // handleSession is GET /api/v1/auth/session: the cookie's session.
 func (a *api) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

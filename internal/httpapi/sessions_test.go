@@ -95,3 +95,43 @@ func TestSessionsEndWithNewPassword(t *testing.T) {
 		signIn() // the password still works
 	})
 }
+
+// TestPasswordChangeEndsOtherSessions: a member who changes their password
+// (POST /api/v1/account/password, with the current one) stays signed in
+// where they asked, and every other session of theirs ends; a wrong
+// current password, an API key and a request without the CSRF token
+// change nothing. Both databases.
+func TestPasswordChangeEndsOtherSessions(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
+		h := s.holder(10, false)
+		account := func(h *holder) int {
+			return s.bySession(h, false, call{Method: "GET", Path: "/api/v1/account"}).Status
+		}
+		signIn := func(pw string) response {
+			return s.do(call{Method: "POST", Path: "/api/v1/auth/signin", Body: map[string]any{"email": h.email, "password": pw}})
+		}
+		r := signIn(h.password)
+		wantStatus(t, r, http.StatusOK)
+		other := &holder{cookie: sessionCookie(t, r), csrf: r.str("csrfToken")}
+		change := call{Method: "POST", Path: "/api/v1/account/password", Body: map[string]any{"currentPassword": "not the password", "password": "a brand new password"}}
+		wantProblem(t, s.bySession(h, true, change), http.StatusUnauthorized, gengate.EInvalidCredentials)
+		change.Body = map[string]any{"currentPassword": h.password, "password": "a brand new password"}
+		wantProblem(t, s.bySession(h, false, change), http.StatusForbidden, gengate.ECSRF)
+		byKey := change
+		byKey.Key = h.key
+		wantProblem(t, s.do(byKey), http.StatusForbidden, gengate.EForbidden)
+		if account(other) != 200 {
+			t.Fatal("a refused change ended a session")
+		}
+		wantStatus(t, s.bySession(h, true, change), http.StatusNoContent)
+		if account(h) != 200 {
+			t.Error("the session that changed the password ended")
+		}
+		if st := account(other); st != http.StatusUnauthorized {
+			t.Errorf("the other session answers %d after the password changed, want 401", st)
+		}
+		wantProblem(t, signIn(h.password), http.StatusUnauthorized, gengate.EInvalidCredentials)
+		wantStatus(t, signIn("a brand new password"), http.StatusOK)
+	})
+}

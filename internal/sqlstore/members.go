@@ -184,6 +184,23 @@ func (s *DB) CreateLoginLink(ctx context.Context, l *gengate.LoginLink) error {
 	})
 }
 
+// SetPassword sets the member's password and ends the member's other
+// sessions in the same transaction: whoever held the old password, or a
+// stolen cookie, is out the moment the new one is set.
+func (s *DB) SetPassword(ctx context.Context, memberID, passwordHash, keepSession string) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE members SET password_hash = $1 WHERE id = $2`, passwordHash, memberID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("member", memberID)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE member_id = $1 AND id <> $2`, memberID, keepSession)
+		return err
+	})
+}
+
 // DeleteMemberSessions ends every session of the member.
 func (s *DB) DeleteMemberSessions(ctx context.Context, memberID string) (int, error) {
 	var n int64
