@@ -51,6 +51,7 @@ var operationIDs = map[string]string{
 	"GET /api/v1/auth/config":                       "getAuthConfig",
 	"GET /api/v1/account":                           "getAccount",
 	"GET /api/v1/account/ledger":                    "listLedger",
+	"POST /api/v1/account/password":                 "changePassword",
 	"GET /api/v1/account/usage":                     "getUsage",
 	"GET /api/v1/account/usage/daily":               "getDailyUsage",
 	"POST /api/v1/account/redeem":                   "redeemCode",
