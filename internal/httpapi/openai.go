@@ -447,7 +447,12 @@ func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIIma
 	idem := r.Header.Get("Idempotency-Key")
 	o, err := a.svc.GenerateAs(r.Context(), key, bytes.NewReader(data), idem, openAIFingerprint(body, files))
 	if err != nil {
-		a.writeOpenAIError(w, a.fromGengate(r, err))
+		oe := a.fromGengate(r, err)
+		var ge *gengate.Error
+		if errors.As(err, &ge) && len(ge.Fields) > 0 {
+			oe.Param = openAIParam(req.Model, a.svc.Catalog, ge.Fields[0].Field)
+		}
+		a.writeOpenAIError(w, oe)
 		return
 	}
 	if o.Task.Status.Active() && a.svc.SyncWait > 0 {
@@ -551,4 +556,20 @@ func (a *api) writeOpenAIB64(w http.ResponseWriter, r *http.Request, t *gengate.
 	}
 	io.WriteString(w, "}\n")
 	return nil
+}
+
+// openAIParam names a gengate field of the model as the OpenAI request's
+// parameter: OpenAI's own name where gengate maps one, image for the
+// model's image inputs (sent as image files), else the model's option by
+// its own name (scale, seed, ...).
+func openAIParam(modelID string, c *gengate.Catalog, field string) string {
+	if p := openAIParams[field]; p != "" {
+		return p
+	}
+	if m, ok := c.Model(modelID); ok {
+		if f, ok := m.Field(field); ok && f.Kind != string(gengate.KindImage) {
+			return field
+		}
+	}
+	return "image"
 }

@@ -119,6 +119,22 @@ func TestOpenAIEdit(t *testing.T) {
 	}
 }
 
+// TestOpenAIEditParam: a refusal of one of the model's own options names
+// that option as the error's param, not the image.
+func TestOpenAIEditParam(t *testing.T) {
+	s := newStack(t, stackOpts{})
+	_, key := s.account(100)
+	c := s.openAIClient(key)
+	_, err := c.Images.Edit(context.Background(), openai.ImageEditParams{
+		Model: "image-upscaler", Prompt: "",
+		Image: openai.ImageEditParamsImageUnion{OfFile: openai.File(bytes.NewReader(testPNG(t, 64, 48)), "in.png", "image/png")},
+	})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "scale" {
+		t.Fatalf("want a 400 naming param scale, got %v", err)
+	}
+}
+
 // TestOpenAIErrors: refusals reach the SDK as its typed error with
 // OpenAI's statuses and codes, and a final refusal is not retried.
 func TestOpenAIErrors(t *testing.T) {
