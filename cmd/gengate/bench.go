@@ -169,9 +169,10 @@ func (b benchServe) String() string {
 // the queue did not grow. A server that accepts tasks faster than its
 // workers hand them on is not faster, it is late. Some growth is a
 // snapshot's noise (calls between their commit and a worker's claim when
-// the round ends): up to the clients' count, or 2% of the tasks submitted.
+// the round ends): up to four tasks per client, or 2% of the tasks
+// submitted.
 func steadyRound(submitted, backlogBefore, backlogAfter, clients int) bool {
-	return backlogAfter-backlogBefore <= max(clients, submitted/50)
+	return backlogAfter-backlogBefore <= max(4*clients, submitted/50)
 }
 
 // printStepped prints a round's tasks submitted and stepped by the

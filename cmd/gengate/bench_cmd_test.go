@@ -33,7 +33,9 @@ func TestBenchSubmit(t *testing.T) {
 					t.Errorf("%s: %d accepted, %d errors\n%s", target, ok, failed, out)
 				}
 			}
-			if !regexp.MustCompile(`ratio gengate/bare: \d+\.\d+`).Match(out) {
+			// Whether a round is steady depends on the machine's load, which
+			// the test does not control; either way the ratio line says.
+			if !regexp.MustCompile(`ratio gengate/bare: (\d+\.\d+|none claimed, no round was steady \(best unsteady round: \d+\.\d+)`).Match(out) {
 				t.Errorf("no ratio in\n%s", out)
 			}
 			// The server under test runs serve's defaults but for what the

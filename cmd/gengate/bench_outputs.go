@@ -162,6 +162,17 @@ func startFakeReplicate(size int64, hold chan struct{}) (*fakeReplicate, error) 
 		w.WriteHeader(http.StatusCreated)
 		json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("bench%d", n), "status": "starting"})
 	})
+	// The models API that serve's registry check reads at start
+	// (Replicate's "Get a model" and "Get a model version"): every model
+	// and version is known, so no route leaves routing.
+	mux.HandleFunc("GET /v1/models/{owner}/{name}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"owner": r.PathValue("owner"), "name": r.PathValue("name"), "visibility": "public"})
+	})
+	mux.HandleFunc("GET /v1/models/{owner}/{name}/versions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": r.PathValue("id")})
+	})
 	mux.HandleFunc("GET /v1/predictions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		w.Header().Set("Content-Type", "application/json")
