@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/httpapi"
 )
 
 // TestSessionsEndWithNewPassword: a password set through a link ends every
@@ -134,4 +135,28 @@ func TestPasswordChangeEndsOtherSessions(t *testing.T) {
 		wantProblem(t, signIn(h.password), http.StatusUnauthorized, gengate.EInvalidCredentials)
 		wantStatus(t, signIn("a brand new password"), http.StatusOK)
 	})
+}
+
+// TestPasswordChangeRefusals: a new password that breaks the rules is 400
+// and changes nothing; password changes are paced per address like
+// sign-ins (429 with Retry-After once the address's attempts are spent);
+// an operator's read of an account with a bad page size is 400.
+func TestPasswordChangeRefusals(t *testing.T) {
+	s := newStack(t, stackOpts{noWorkers: true, accounts: httpapi.AccountsConfig{SignInPerAddress: 3}})
+	h := s.holder(10, true)
+	change := call{Method: "POST", Path: "/api/v1/account/password", Body: map[string]any{"currentPassword": h.password, "password": "short"}}
+	wantProblem(t, s.bySession(h, true, change), http.StatusBadRequest, gengate.EInvalid)
+	r := s.bySession(h, true, call{Method: "GET", Path: "/api/v1/admin/accounts/" + h.account + "?limit=nope"})
+	wantProblem(t, r, http.StatusBadRequest, gengate.EInvalid)
+	change.Body = map[string]any{"currentPassword": "not the password", "password": "a brand new password"}
+	var last response
+	for range 10 {
+		if last = s.bySession(h, true, change); last.Status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	wantStatus(t, last, http.StatusTooManyRequests)
+	if last.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
 }

@@ -481,7 +481,11 @@ func copyServerKeyCheck(ctx context.Context, src, w *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("source: server key check: %w", err)
 	}
-	if _, err := w.ExecContext(ctx, `INSERT INTO server_key (id, sealed) VALUES (1, $1)`, sealed); err != nil {
+	// The destination may hold a check of its own, made when it was opened
+	// under a server key; its rows will be the source's, sealed under the
+	// source's key, so the source's check replaces it.
+	if _, err := w.ExecContext(ctx, `INSERT INTO server_key (id, sealed) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed`, sealed); err != nil {
 		return fmt.Errorf("destination: server key check: %w", err)
 	}
 	return nil
