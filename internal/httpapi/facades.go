@@ -105,23 +105,9 @@ const gengateOwner = "gengate"
 func snakeNames(m *gengate.Model) map[string]string {
 	out := map[string]string{}
 	for _, f := range m.Fields() {
-		out[snakeCase(strings.TrimPrefix(f.Name, "inputs."))] = f.Name
+		out[gengate.SnakeName(strings.TrimPrefix(f.Name, "inputs."))] = f.Name
 	}
 	return out
-}
-
-func snakeCase(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // generateBody maps a caller's input for fm onto a gengate generate body,

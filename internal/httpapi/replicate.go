@@ -410,10 +410,10 @@ func predictionInput(t *gengate.Task) map[string]any {
 		in["prompt"] = t.Prompt
 	}
 	for k, v := range t.Options {
-		in[snakeCase(k)] = v
+		in[gengate.SnakeName(k)] = v
 	}
 	for k, v := range t.InputURLs {
-		in[snakeCase(strings.TrimPrefix(k, "inputs."))] = v
+		in[gengate.SnakeName(strings.TrimPrefix(k, "inputs."))] = v
 	}
 	return in
 }

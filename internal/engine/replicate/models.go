@@ -364,7 +364,7 @@ func mapJob(job gengate.Job, withData bool) mapping {
 			continue
 		default:
 			if !known {
-				m.input[snake(key)] = v // an operator's own model: pass it on
+				m.input[gengate.SnakeName(key)] = v // an operator's own model: pass it on
 				continue
 			}
 			m.refuse(key, "%s on Replicate has no %s option", name, key)
@@ -423,20 +423,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// snake turns an API name ("lastFrameUrl") into Replicate's usual
-// spelling ("last_frame_url").
-func snake(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
