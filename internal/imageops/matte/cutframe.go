@@ -10,8 +10,8 @@ import (
 // chest; an animal's neck or a skirt runs out of the picture at the
 // bottom. Taking the whole border frame as background (the saliency's
 // seeds, the colour model of the background, and a penalty for foreground
-// there) drops those parts and keeps only the head: the failure of
-// issue 14 ("it kept only face and hair").
+// there) drops those parts and keeps only the head: the failure users
+// reported as "it kept only face and hair".
 //
 // analyseCut finds the stretches of the bottom side that are not
 // background: a background colour model (GMM) is fitted to the top, left

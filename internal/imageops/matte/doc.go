@@ -25,7 +25,7 @@
 //     carrying a pot, 271008, from 0.423 to 0.542, and the background
 //     passing behind the subject, behind.go, which took the bush before a
 //     hedge from 0.443 to 0.783 and the ram before a rock, 304074, from
-//     0.262 to 0.596; issue 14's targets, ≥ 0.80 and none under 0.5, are
+//     0.262 to 0.596; the quality targets, ≥ 0.80 and none under 0.5, are
 //     met; OpenCV automatic GrabCut 0.664). By category: people (18)
 //     0.848, animals (8) 0.846, objects (24) 0.894.
 //     The figures of the solid-hole and ground-shadow rules rest on one

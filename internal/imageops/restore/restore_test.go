@@ -556,7 +556,7 @@ func TestFadedPhotosRepaired(t *testing.T) {
 	}
 }
 
-// TestCleanPhotosUnharmed asserts issue 14's target: no clean Kodak24 or
+// TestCleanPhotosUnharmed asserts the restorer's do-no-harm target: no clean Kodak24 or
 // CBSD68 photo comes back under 38 dB PSNR from itself after the whole
 // pipeline with the default options (until 2026-11-23 four misty CBSD68
 // photos were taken for faded; floor.go). A few seconds to a minute.
