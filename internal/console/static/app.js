@@ -7,6 +7,9 @@ import { go, current, nextSeq, refreshBalance } from './nav.js?v=__V__';
 import { taskHeads, taskRow, dl, outputsView, inputsView, optionsView, modelName } from './views.js?v=__V__';
 import { playgroundPage } from './playground.js?v=__V__';
 import { accountsPage, accountPage, reviewPage, enginesPage } from './admin.js?v=__V__';
+import { accountSelfPage } from './account.js?v=__V__';
+import { tasksPage, taskPage } from './tasks.js?v=__V__';
+import { webhooksPage } from './webhooks.js?v=__V__';
 
 const root = document.getElementById('app');
 
@@ -21,13 +24,13 @@ const publicPages = { signin: signinPage, signup: signupPage, link: linkPage };
 
 const holderNav = [
   ['', 'Overview'], ['playground', 'Playground'], ['tasks', 'Tasks'], ['gallery', 'Gallery'],
-  ['ledger', 'Ledger'], ['keys', 'API keys'],
+  ['ledger', 'Ledger'], ['keys', 'API keys'], ['webhooks', 'Webhooks'], ['account', 'Account'],
 ];
 const operatorNav = [['admin/accounts', 'Accounts'], ['admin/review', 'Review queue'], ['admin/engines', 'Engines']];
 
 const pages = {
   '': overviewPage, playground: playgroundPage, tasks: tasksPage, gallery: galleryPage,
-  ledger: ledgerPage, keys: keysPage,
+  ledger: ledgerPage, keys: keysPage, webhooks: webhooksPage, account: accountSelfPage,
 };
 const adminPages = { accounts: accountsPage, review: reviewPage, engines: enginesPage };
 
@@ -60,6 +63,7 @@ async function render() {
   const main = shell(parts);
   if (!page) {
     replace(main, h('h1', {}, 'Not found'), h('p', {}, 'There is no such page. ', h('a', { href: '#/' }, 'Back to the overview.')));
+    focusHeading(main);
     return;
   }
   try {
@@ -70,6 +74,18 @@ async function render() {
     main.appendChild(slot);
     slot.show(err);
   }
+  if (current(seq)) focusHeading(main);
+}
+
+// focusHeading moves the focus to the new page's heading, so a screen
+// reader announces the page and the next Tab starts in it, not in the
+// navigation. A page that put the focus in its own first field keeps it.
+function focusHeading(main) {
+  if (main.contains(document.activeElement) && document.activeElement !== main) return;
+  const h1 = main.querySelector('h1');
+  if (!h1) { main.focus(); return; }
+  h1.setAttribute('tabindex', '-1');
+  h1.focus({ preventScroll: true });
 }
 
 // shell draws the signed-in layout (header, navigation) and returns <main>.
@@ -82,11 +98,16 @@ function shell(parts) {
   signout.addEventListener('click', () => signOut(signout));
   const main = h('main', { id: 'main', class: 'content', tabindex: '-1' });
   root.className = 'signed-in';
+  // The skip link jumps over the header and navigation; it moves the focus
+  // itself (an href="#main" would be taken for a route).
+  const skip = h('a', { href: '#/', class: 'skip-link', id: 'skip-link' }, 'Skip to content');
+  skip.addEventListener('click', (ev) => { ev.preventDefault(); focusHeading(main); });
   replace(root,
+    skip,
     h('header', { class: 'top' },
       h('a', { href: '#/', class: 'brand' }, h('img', { src: '/console/logo.svg?v=__V__', alt: '', width: 24, height: 24 }), 'gengate'),
       h('div', { class: 'who' },
-        h('span', { class: 'account-name', title: s.accountId }, s.accountName || 'account'),
+        h('a', { class: 'account-name', href: '#/account', title: 'your account' }, s.accountName || 'account'),
         balance,
         s.member && s.member.email !== s.accountName ? h('span', { class: 'email muted' }, s.member.email) : null,
         s.operator ? badge('operator', 'info') : null,
@@ -223,8 +244,8 @@ async function overviewPage(main, _rest, q, seq) {
   const checkout = q.get('checkout');
   replace(main,
     h('h1', {}, 'Overview'),
-    checkout === 'success' ? note('Payment received. The credits are added as soon as Stripe confirms it, usually within seconds; reload to see them.') : null,
-    checkout === 'canceled' ? note('The payment was canceled; nothing was charged.', 'warn') : null,
+    checkout === 'success' ? noteWithID('checkout-note', 'Payment received. The credits are added as soon as Stripe confirms it, usually within seconds; reload to see them.') : null,
+    checkout === 'canceled' ? noteWithID('checkout-note', 'The payment was canceled; nothing was charged.', 'warn') : null,
     h('div', { class: 'cards' },
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Balance'), h('div', { class: 'stat-value', id: 'overview-balance' }, fmtNum(acct.remainingCredits)), h('div', { class: 'muted' }, 'credits')),
       h('div', { class: 'card stat' }, h('div', { class: 'stat-label' }, 'Spent, 30 days'), h('div', { class: 'stat-value' }, fmtNum(spent)), h('div', { class: 'muted' }, 'credits')),
@@ -236,6 +257,12 @@ async function overviewPage(main, _rest, q, seq) {
         'No spending in the last 30 days.')),
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Recent tasks'), h('a', { href: '#/tasks' }, 'All tasks →')),
       table(taskHeads, (recent.data || []).map(taskRow), 'No tasks yet. Try the playground.')));
+}
+
+function noteWithID(id, text, kind) {
+  const n = note(text, kind);
+  n.id = id;
+  return n;
 }
 
 // creditsCard is the overview's "Buy credits" (only when the server sells
@@ -270,6 +297,7 @@ function creditsCard() {
   rform.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     rerr.clear();
+    replace(done); // a success note never stays beside a new refusal
     try {
       const r = await busy(rbutton, () => post('/api/v1/account/redeem', { code: code.value }));
       refreshBalance(r.remainingCredits);
@@ -318,68 +346,8 @@ function dailyCard() {
   by.addEventListener('change', draw);
   draw();
   return h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Spend per day'), h('div', { class: 'row-actions' }, days, by, csv,
-    h('a', { class: 'btn small', href: '/api/v1/account/ledger?format=csv', download: '' }, 'Ledger CSV'),
-    h('a', { class: 'btn small', href: '/api/generation/jobs?format=csv', download: '' }, 'Tasks CSV'))), chart);
-}
-
-// ---------- tasks ----------
-
-async function tasksPage(main, _rest, q, seq) {
-  document.title = 'Tasks · gengate';
-  const models = await loadModels().catch(() => []);
-  const f = { status: q.get('status') || '', modelId: q.get('modelId') || '', type: q.get('type') || '', test: q.get('test') || '' };
-  const sel = (name, label, options) => {
-    const s = h('select', { name, id: 'filter-' + name }, options.map(([v, t]) => h('option', { value: v, selected: f[name] === v }, t)));
-    s.addEventListener('change', () => {
-      f[name] = s.value;
-      go('#/tasks' + qs(f));
-    });
-    return field(label, s);
-  };
-  const list = h('div', { id: 'tasks-list' }, h('p', { class: 'muted' }, 'Loading…'));
-  replace(main, h('h1', {}, 'Tasks'),
-    h('form', { class: 'filters', 'aria-label': 'Filter tasks' },
-      sel('status', 'Status', [['', 'Any status'], ['processing', 'Processing'], ['succeeded', 'Succeeded'], ['failed', 'Failed'], ['needs_review', 'Needs review']]),
-      sel('modelId', 'Model', [['', 'Any model'], ...models.map(m => [m.id, m.name])]),
-      sel('type', 'Type', [['', 'Images and videos'], ['image', 'Images'], ['video', 'Videos']]),
-      sel('test', 'Keys', [['', 'Live and test'], ['false', 'Live keys'], ['true', 'Test keys']]),
-      h('a', { class: 'btn', id: 'tasks-csv', href: '/api/generation/jobs' + qs({ ...f, format: 'csv' }), download: '' }, 'Download CSV')),
-    list);
-  const page = await get('/api/generation/jobs' + qs({ ...f, limit: 20, cursor: q.get('cursor') }));
-  if (!current(seq)) return;
-  replace(list, h('section', { class: 'card flush' }, table(taskHeads, (page.data || []).map(taskRow), 'No tasks match.')),
-    h('div', { class: 'pager' },
-      q.get('cursor') ? h('a', { class: 'btn', href: '#/tasks' + qs(f) }, '← Newest') : null,
-      page.nextCursor ? h('a', { class: 'btn', id: 'tasks-next', href: '#/tasks' + qs({ ...f, cursor: page.nextCursor }) }, 'Older →') : null));
-}
-
-async function taskPage(main, rest, _q, seq) {
-  const id = rest[0];
-  document.title = 'Task ' + shortID(id) + ' · gengate';
-  await loadModels().catch(() => []);
-  const t = await get('/api/generation/jobs/' + encodeURIComponent(id));
-  if (!current(seq)) return;
-  const m = modelByID(t.modelId);
-  replace(main,
-    h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, '← Tasks')),
-    h('div', { class: 'title-row' }, h('h1', {}, 'Task ', h('span', { class: 'mono' }, shortID(t.jobId))), badge(t.status), t.placeholder ? placeholderTag() : null),
-    t.placeholder ? h('p', { class: 'note warn' }, 'The sandbox engine made this task\'s outputs: they are placeholders, not AI output.') : null,
-    h('div', { class: 'grid2' },
-      h('section', { class: 'card' }, h('h2', {}, 'Task'), dl([
-        ['ID', h('code', {}, t.jobId)], ['Status', badge(t.status)], ['Model', m ? `${m.name} (${t.modelId})` : t.modelId],
-        ['Type', t.type], ['Engine', t.engine], ['Cost', credits(t.cost)], ['Created', fmtDate(t.createdAt)],
-        ['Updated', fmtDate(t.updatedAt)], ['Completed', fmtDate(t.completedAt)]])),
-      h('section', { class: 'card' }, h('h2', {}, 'Settings'),
-        t.prompt ? h('div', { class: 'prompt' }, t.prompt) : h('p', { class: 'muted' }, 'No prompt.'),
-        optionsView(t.options))),
-    t.error ? h('section', { class: 'card' }, h('h2', {}, 'Error'), h('div', { class: 'problem' },
-      h('strong', {}, t.error.message || t.error.code), ' ', h('code', { class: 'code' }, t.error.reason || t.error.code),
-      t.error.creditsRefunded ? h('div', {}, credits(t.error.creditsRefunded) + ' refunded.') : null)) : null,
-    t.inputs && Object.keys(t.inputs).length ? h('section', { class: 'card' }, h('h2', {}, 'Inputs'), inputsView(t.inputs)) : null,
-    h('section', { class: 'card' }, h('h2', {}, 'Outputs'), outputsView(t) || h('p', { class: 'muted' }, t.status === 'processing' ? 'Still processing; this page updates when it is done.' : 'No outputs.')));
-  if (t.status === 'processing') {
-    setTimeout(() => { if (current(seq)) render(); }, 2000);
-  }
+    h('a', { class: 'btn small', id: 'daychart-ledger-csv', href: '/api/v1/account/ledger?format=csv', download: '' }, 'Ledger CSV'),
+    h('a', { class: 'btn small', id: 'daychart-tasks-csv', href: '/api/generation/jobs?format=csv', download: '' }, 'Tasks CSV'))), chart);
 }
 
 // ---------- gallery ----------

@@ -46,7 +46,7 @@ export function credits(n) {
 }
 
 const statusClass = {
-  succeeded: 'ok', processing: 'busy', failed: 'bad', needs_review: 'warn',
+  succeeded: 'ok', processing: 'busy', failed: 'bad', needs_review: 'warn', canceled: 'muted',
   ok: 'ok', unreachable: 'bad', unknown: 'muted', revoked: 'muted', active: 'ok',
 };
 

@@ -17,7 +17,7 @@ const standInImage = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYA
 
 let runID = 0; // the latest submission; older polls stop showing
 
-export async function playgroundPage(main, rest, _q, seq) {
+export async function playgroundPage(main, rest, q, seq) {
   document.title = 'Playground · gengate';
   const models = await loadModels();
   if (!current(seq)) return;
@@ -26,6 +26,13 @@ export async function playgroundPage(main, rest, _q, seq) {
     return;
   }
   const model = modelByID(rest[0]) || models[0];
+  // Run again: a task's settings fill the form (?from=<jobId>).
+  let from = null;
+  if (q && q.get('from')) {
+    from = await get('/api/generation/jobs/' + encodeURIComponent(q.get('from'))).catch(() => null);
+    if (!current(seq)) return;
+    if (from && from.modelId !== model.id) from = null;
+  }
   const picker = h('select', { id: 'pg-model', name: 'model' },
     ['image', 'video'].map(type => {
       const ms = models.filter(m => m.type === type);
@@ -46,6 +53,15 @@ export async function playgroundPage(main, rest, _q, seq) {
   const submit = h('button', { type: 'submit', class: 'btn primary wide', id: 'pg-submit' }, 'Generate');
   const result = h('section', { class: 'card result', id: 'pg-result', 'aria-live': 'polite' },
     h('h2', {}, 'Result'), h('p', { class: 'muted' }, 'Fill in the form and press Generate. The result appears here.'));
+  if (from) {
+    for (const c of controls) {
+      const n = c.f.name;
+      const v = n === 'prompt' ? from.prompt
+        : n.startsWith('inputs.') || c.f.kind === 'image' || c.f.kind === 'video' ? (from.inputs || {})[n] ?? (from.inputs || {})[n.replace(/^inputs\./, '')]
+        : (from.options || {})[n];
+      if (v !== undefined && v !== null && c.set) c.set(v);
+    }
+  }
   if ((model.options || []).length) form.appendChild(h('fieldset', { class: 'options' }, h('legend', {}, 'Options'), optionBox));
   form.append(price, err, submit);
 
@@ -225,6 +241,9 @@ function inputControl(f, form) {
       h('div', { class: 'file-row' }, h('label', { for: url.id }, 'or its URL'), url), preview, err));
     return {
       f, busy: () => !!(file.files && file.files[0]) && !data && !!pending,
+      // A task keeps a data: input only as its type and size: only a URL
+      // can be used again.
+      set(v) { if (/^(https?:\/\/|\/files\/)/.test(String(v))) url.value = String(v); },
       get(forQuote) {
         if (data) return forQuote && data.startsWith('data:') ? standInImage : data;
         if (url.value.trim()) return url.value.trim();
@@ -237,7 +256,8 @@ function inputControl(f, form) {
   const ta = h('textarea', { name: f.name, id: 'pg-' + f.name, rows: 4, maxlength: f.maxLength || null, required: f.required, placeholder: f.name === 'prompt' ? 'Describe what to make…' : '' });
   form.appendChild(field(label + (f.required ? ' *' : ''), ta, f.description));
   return {
-    f, get(forQuote) {
+    f, set(v) { ta.value = String(v); },
+    get(forQuote) {
       const v = ta.value.trim();
       if (v) return v;
       return forQuote && f.required ? 'x' : undefined; // the price never depends on the words
@@ -254,7 +274,7 @@ function optionControl(f, box) {
   if (f.kind === 'bool') {
     el = h('input', { type: 'checkbox', id, name: f.name, checked: f.default === true });
     box.appendChild(h('div', { class: 'field check' }, el, h('label', { for: id }, label), hint ? h('small', { class: 'hint' }, hint) : null));
-    return { f, get: () => el.checked };
+    return { f, get: () => el.checked, set(v) { el.checked = v === true; } };
   }
   if (Array.isArray(f.values) && f.values.length) {
     const opts = f.values.map(v => h('option', { value: String(v), selected: f.default !== undefined && String(f.default) === String(v) }, String(v) + (f.default !== undefined && String(f.default) === String(v) ? ' (default)' : '')));
@@ -270,7 +290,7 @@ function optionControl(f, box) {
     get = () => el.value.trim() === '' ? undefined : el.value.trim();
   }
   box.appendChild(field(label, el, hint));
-  return { f, get };
+  return { f, get, set(v) { el.value = String(v); } };
 }
 
 // uploadFile sends a chosen file to POST /api/v1/files and returns its URL,

@@ -1,23 +1,65 @@
 // views.js: pieces of pages that show tasks, shared by the holder's and the
 // operator's pages.
 import { modelByID } from './api.js?v=__V__';
-import { h, fmtDate, fmtNum, badge, placeholderTag, media, outputsOf, shortID, shownHere } from './dom.js?v=__V__';
+import { h, fmtDate, fmtNum, credits, badge, placeholderTag, media, outputsOf, shortID, shownHere } from './dom.js?v=__V__';
 
-export const taskHeads = ['Task', 'Created', 'Model', 'Type', 'Status', '#Cost'];
+export const taskHeads = ['Task', 'Prompt', 'Created', 'Model', 'Status', '#Cost'];
 
 export function modelName(id) {
   const m = modelByID(id);
   return m ? m.name : id;
 }
 
+// labelOf turns an option's or input's name into words: aspectRatio ->
+// "Aspect ratio", inputs.imageUrl -> "Image".
+export function labelOf(name) {
+  const n = String(name).replace(/^inputs\./, '');
+  const words = n.replace(/Url$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// keptCredits is what a task cost after its refunds.
+export function keptCredits(t) {
+  const refunded = (t.error && t.error.creditsRefunded) || 0;
+  return Math.max(0, (t.cost || 0) - refunded);
+}
+
+// costText says what a task cost and what of it was refunded.
+export function costText(t) {
+  const e = t.error || {};
+  const refunded = e.creditsRefunded || 0;
+  if (t.status === 'canceled' && !refunded) return `${credits(t.cost)}, kept: the provider may have charged for the work`;
+  if (refunded && refunded >= (t.cost || 0)) return `${credits(t.cost)}, refunded`;
+  if (refunded) return `${credits(keptCredits(t))} (${credits(refunded)} refunded)`;
+  return credits(t.cost);
+}
+
+// elapsedText is how long a task ran (so far, while it is unfinished).
+export function elapsedText(t) {
+  const start = Date.parse(t.createdAt);
+  const end = t.completedAt ? Date.parse(t.completedAt) : Date.now();
+  if (isNaN(start)) return '';
+  const s = Math.max(0, Math.round((end - start) / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+// thumbOf is a small image of a task's first output, when the page may show it.
+function thumbOf(t) {
+  const u = t.type === 'image' && Array.isArray(t.images) ? t.images[0] : '';
+  if (!u || !shownHere(u)) return null;
+  return h('img', { src: u, alt: '', loading: 'lazy', class: 'thumb', width: 40, height: 40 });
+}
+
 export function taskRow(t) {
+  const prompt = t.prompt || '';
+  const refunded = (t.error && t.error.creditsRefunded) || 0;
   return [
-    h('a', { href: '#/tasks/' + encodeURIComponent(t.jobId), class: 'mono' }, shortID(t.jobId)),
+    h('span', { class: 'task-cell' }, thumbOf(t), h('a', { href: '#/tasks/' + encodeURIComponent(t.jobId), class: 'mono' }, shortID(t.jobId))),
+    prompt ? h('span', { class: 'prompt-cell', title: prompt }, prompt.length > 80 ? prompt.slice(0, 79) + '…' : prompt) : h('span', { class: 'muted' }, '—'),
     fmtDate(t.createdAt),
-    h('span', {}, modelName(t.modelId), ' ', t.placeholder ? placeholderTag() : null),
-    t.type,
+    h('span', {}, modelName(t.modelId), ' ', t.placeholder && outputsOf(t).length ? placeholderTag() : null, t.test ? badge('test', 'info') : null),
     badge(t.status),
-    fmtNum(t.cost),
+    refunded ? h('span', { title: credits(refunded) + ' refunded' }, fmtNum(keptCredits(t)), h('small', { class: 'muted' }, ' refunded')) : fmtNum(t.cost),
   ];
 }
 
@@ -65,7 +107,7 @@ function fmtSize(n) {
 
 // optionPairs are a task's options as [name, text] pairs for dl.
 export function optionPairs(options) {
-  return Object.entries(options || {}).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  return Object.entries(options || {}).map(([k, v]) => [labelOf(k), typeof v === 'object' ? JSON.stringify(v) : String(v)]);
 }
 
 // optionsView lists a task's options.
