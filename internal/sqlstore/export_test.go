@@ -300,3 +300,88 @@ func (s *DB) SetListenCheck(d time.Duration) { s.listenEvery = d }
 
 // WakeWorkers asks the PostgreSQL work notifier for a notification.
 func (s *DB) WakeWorkers() { s.work.wake() }
+
+// StepBatches returns how many groups of step records were written
+// together, and how many records they held (stepbatch.go): by the SQLite
+// writer, or in PostgreSQL batches.
+func (s *DB) StepBatches() (batches, items int64) {
+	if s.w != nil {
+		return s.w.stepGroups.Load(), s.w.stepItems.Load()
+	}
+	return s.steps.batches.Load(), s.steps.items.Load()
+}
+
+// SaveStepsPlan returns the database's plan of the UPDATE that writes two
+// step records together (EXPLAIN QUERY PLAN on SQLite; on PostgreSQL
+// EXPLAIN of the generic plan of the prepared statement, the one
+// PostgreSQL settles on for a statement run many times).
+func (s *DB) SaveStepsPlan(ctx context.Context) (string, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	var q string
+	var args []any
+	if s.postgres {
+		defer conn.ExecContext(ctx, `DEALLOCATE steps_plan`)
+		defer conn.ExecContext(ctx, `RESET plan_cache_mode`)
+		if _, err := conn.ExecContext(ctx, `PREPARE steps_plan (text[], text[], bigint[], text[], text[], int[], text[], bigint[],
+			bigint[], text[], int[], text[], text[], text[]) AS `+pgSaveStepsSQL); err != nil {
+			return "", err
+		}
+		if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+			return "", err
+		}
+		q = `EXPLAIN EXECUTE steps_plan ('{running,running}', '{u,u}', '{1,1}', '{"",""}', '{"",""}', '{0,0}', '{"",""}',
+			'{1,1}', '{0,0}', '{a,b}', '{0,0}', '{sandbox,sandbox}', '{"",""}', '{t,t}')`
+	} else {
+		q = "EXPLAIN QUERY PLAN " + stepUpdates[2]
+		for range 2 {
+			args = append(args, "running", "u", 1, "", "", 0, "", 1, 0, "a", 0, "sandbox", "", "t")
+		}
+	}
+	rows, err := conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		line, _ := vals[len(vals)-1].(string)
+		if b, ok := vals[len(vals)-1].([]byte); ok {
+			line = string(b)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
+// HoldSteps makes the PostgreSQL step saver leave the records sent to it
+// queued until release is called; they then go in one batch. Call it
+// while no batch is in flight.
+func (s *DB) HoldSteps() (release func()) {
+	s.steps.mu.Lock()
+	s.steps.running = true
+	s.steps.mu.Unlock()
+	return func() { go s.steps.run() }
+}
+
+// StepsQueued returns how many step records wait for a PostgreSQL batch.
+func (s *DB) StepsQueued() int {
+	s.steps.mu.Lock()
+	defer s.steps.mu.Unlock()
+	return len(s.steps.queue)
+}

@@ -80,7 +80,10 @@ type writeJob struct {
 	// create, when set, is a plain task creation that the writer may make
 	// with the others of its batch (createbatch.go); fn makes it alone.
 	create *groupCreate
-	done   chan error // buffered: the writer never waits for a caller
+	// step, when set, is a plain step record that the writer may write
+	// with the others of its batch (stepbatch.go); fn writes it alone.
+	step *taskUpdate
+	done chan error // buffered: the writer never waits for a caller
 	// sent and taken time its stages (writestages.go): when its caller
 	// sent it, when the writer took it.
 	sent, taken time.Time
@@ -104,6 +107,9 @@ type groupWriter struct {
 	// createGroups and createItems count the groups of task creations
 	// made together (createbatch.go) and the tasks they made.
 	createGroups, createItems atomic.Int64
+	// stepGroups and stepItems count the groups of step records written
+	// together (stepbatch.go) and the records in them.
+	stepGroups, stepItems atomic.Int64
 	// batches, jobs and busy count the batches committed (or failed), the
 	// writes in them and the time spent running them, COMMIT included:
 	// the writer's work, which bounds what SQLite can do.
@@ -137,6 +143,12 @@ func (w *groupWriter) do(ctx context.Context, fn writeFunc) error {
 // makes it alone.
 func (w *groupWriter) doCreate(ctx context.Context, c *groupCreate, fn writeFunc) error {
 	return w.send(ctx, &writeJob{ctx: ctx, fn: fn, create: c})
+}
+
+// doStep is do for a plain step record: the writer writes u with the
+// other steps of its batch, or runs fn, which writes it alone.
+func (w *groupWriter) doStep(ctx context.Context, u *taskUpdate, fn writeFunc) error {
+	return w.send(ctx, &writeJob{ctx: ctx, fn: fn, step: u})
 }
 
 func (w *groupWriter) send(ctx context.Context, j *writeJob) error {
@@ -282,6 +294,11 @@ func (w *groupWriter) commit(batch []*writeJob) {
 	// have arrived in.
 	made := make([]bool, len(batch))
 	if err := w.createTogether(ctx, tx, batch, made); err != nil {
+		abort(err)
+		return
+	}
+	// Then the plain step records, together (stepbatch.go).
+	if err := w.saveStepsTogether(ctx, tx, batch, made, errs); err != nil {
 		abort(err)
 		return
 	}

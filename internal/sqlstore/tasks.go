@@ -626,9 +626,18 @@ func (s *DB) SaveStep(ctx context.Context, t *gengate.Task, release bool) error 
 	// One statement: on PostgreSQL it runs alone on the pool (one round
 	// trip, not BEGIN, UPDATE and COMMIT); on SQLite in the writer's batch.
 	u := newTaskUpdate(t, release)
-	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
-		return u.run(ctx, q)
-	})
+	run := func(ctx context.Context, q dbtx) error { return u.run(ctx, q) }
+	var err error
+	switch {
+	case !u.groupable():
+		err = s.write(ctx, run)
+	case s.w != nil: // the writer saves it with the other steps of its batch (stepbatch.go)
+		err = s.w.doStep(ctx, &u, func(ctx context.Context, tx *sql.Tx) error { return run(ctx, tx) })
+	case s.steps != nil:
+		err = s.steps.save(ctx, &u)
+	default:
+		err = s.write(ctx, run)
+	}
 	if err == nil && release && s.work != nil && !t.RunAt.After(time.Now().Add(soonDue)) {
 		// After the commit (pgnotify.go); a step due later is found by
 		// the workers' timers, so its release wakes no one.
@@ -644,6 +653,10 @@ type taskUpdate struct {
 	id    string
 	query string
 	args  []any
+	// release and token (the lease's, empty for an operator's reopening)
+	// tell whether it may be written with others (stepbatch.go).
+	release bool
+	token   string
 }
 
 func newTaskUpdate(t *gengate.Task, release bool) taskUpdate {
@@ -655,7 +668,8 @@ func newTaskUpdate(t *gengate.Task, release bool) taskUpdate {
 	if release {
 		set += `, lease_token = '', lease_until = 0`
 	}
-	return taskUpdate{id: t.ID, query: `UPDATE tasks SET ` + set + ` WHERE id = $10 AND ` + guard, args: append(args, guardArgs...)}
+	return taskUpdate{id: t.ID, query: `UPDATE tasks SET ` + set + ` WHERE id = $10 AND ` + guard, args: append(args, guardArgs...),
+		release: release, token: t.LeaseToken}
 }
 
 func (u taskUpdate) run(ctx context.Context, tx execer) error {
@@ -664,9 +678,14 @@ func (u taskUpdate) run(ctx context.Context, tx execer) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return gengate.Errorf(gengate.EConflict, "task %s changed under this claim", u.id)
+		return u.conflict()
 	}
 	return nil
+}
+
+// conflict is the error of an update whose guard did not hold.
+func (u taskUpdate) conflict() error {
+	return gengate.Errorf(gengate.EConflict, "task %s changed under this claim", u.id)
 }
 
 // FinishTask moves a task to its final (or review) state, with its

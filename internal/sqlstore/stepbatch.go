@@ -1,0 +1,343 @@
+package sqlstore
+
+// Task steps saved together.
+//
+// Every task's way through the workers ends each step with SaveStep: the
+// step's record (submitted, its upstream id, the next poll's time) written
+// under the claim's lease, and the lease given up. With many workers these
+// writes arrive together, one per task, as many as the creations. Made
+// one by one, each cost a statement of its own: on SQLite a savepoint, the
+// UPDATE and its fixed costs (a table built for each IN list of the
+// statement and of the table's constraints and partial indexes) on the one
+// writer; on PostgreSQL a round trip, a transaction and its commit.
+//
+// So the plain step records (those that give the lease up, under a lease
+// token) are written together, in one UPDATE of many rows, each row under
+// its own lease guard (its token, an active status): the rows it updated
+// are the steps saved; a row it did not update is answered EConflict, as
+// its own UPDATE would have been. Rows are independent (each task its own
+// row, under its own lease), so one statement for all of them writes what
+// the statements one by one would have, in some order of theirs, and two
+// records for one task never share a statement (the second is written
+// alone).
+//
+//   - SQLite: the writer (groupcommit.go) saves the plain steps of its batch
+//     in one savepoint, after the batch's creations. If the statement
+//     fails, the savepoint is rolled back and each step is written alone,
+//     as before, so one bad row fails only its own step. Their answers
+//     come after the batch's COMMIT, like every other write's.
+//   - PostgreSQL: one batch of steps is in flight at a time; the steps that
+//     arrive meanwhile go in the next, sent as soon as the previous one
+//     returns (an idle server sends a lone step at once, in its own
+//     statement, which is in flight as a batch is). The batch
+//     is one statement, its own transaction: no caller hears of its step
+//     before its COMMIT returned. An ERROR from PostgreSQL (nothing
+//     written) sends each step alone; a batch whose fate is unknown (the
+//     connection broke) answers every caller with the error, which a
+//     worker treats as it treats a failed SaveStep: the lease runs out and
+//     the task is claimed again.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gengate/gengate"
+)
+
+// stepCols is the number of values of a step record in a grouped UPDATE:
+// the 13 of taskUpdate's SET and WHERE id, then the lease token.
+const stepCols = 14
+
+// groupable reports whether the step record may be written with others:
+// it gives the lease up, and the lease token guards it.
+func (u *taskUpdate) groupable() bool { return u.release && u.token != "" }
+
+// values is the record's row in a grouped UPDATE (stepCols values): its
+// arguments, which end with the token when it has one.
+func (u *taskUpdate) values() []any { return u.args[:stepCols] }
+
+// stepUpdates[n] is SQLite's UPDATE of n step records (n up to
+// exactSizes, or maxInsertRows: createbatch.go's chunks). The rows of
+// VALUES are read one by one, each task found by its id.
+var stepUpdates = func() map[int]string {
+	m := map[int]string{}
+	for n := 1; n <= maxInsertRows; n++ {
+		if n > exactSizes && n < maxInsertRows {
+			continue
+		}
+		m[n] = `UPDATE tasks SET status = v.column1, upstream_id = v.column2, run_at = v.column3, error_code = v.column4,
+			error_message = v.column5, input_fault = v.column6, review_reason = v.column7, updated_at = v.column8,
+			completed_at = v.column9, attempts = v.column11, engine = v.column12, route = v.column13,
+			lease_token = '', lease_until = 0
+			FROM (VALUES ` + rows(n, stepCols) + `) AS v
+			WHERE tasks.id = v.column10 AND tasks.lease_token = v.column14 AND tasks.status IN ` + active + `
+			RETURNING id`
+	}
+	return m
+}()
+
+// saveStepsTogether writes the plain step records among the jobs of batch
+// (those with a step whose caller is still there, one per task) in one
+// savepoint of tx; it marks them in made and sets errs for those whose
+// lease no longer held. It returns an error only when the savepoint
+// itself fails; a failure of the group's statements undoes the group and
+// leaves each step to be written alone.
+func (w *groupWriter) saveStepsTogether(ctx context.Context, tx *sql.Tx, batch []*writeJob, made []bool, errs []error) error {
+	var group []int
+	seen := map[string]bool{}
+	for i, j := range batch {
+		if j.step == nil || made[i] || j.ctx.Err() != nil || seen[j.step.id] {
+			continue
+		}
+		seen[j.step.id] = true
+		group = append(group, i)
+	}
+	if len(group) < 2 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT steps`); err != nil {
+		return err
+	}
+	saved, err := runSteps(ctx, tx, batch, group)
+	if err != nil {
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO steps`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE steps`); err != nil {
+		return err
+	}
+	if err != nil {
+		return nil // each is written alone
+	}
+	for _, i := range group {
+		made[i] = true
+		if !saved[batch[i].step.id] {
+			errs[i] = batch[i].step.conflict()
+		}
+	}
+	w.stepGroups.Add(1)
+	w.stepItems.Add(int64(len(group)))
+	return nil
+}
+
+// runSteps runs the group's UPDATEs and returns the ids of the tasks they
+// updated.
+func runSteps(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int) (saved map[string]bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("group of steps panicked: %v", r)
+		}
+	}()
+	saved = make(map[string]bool, len(group))
+	for rest := group; len(rest) > 0; {
+		n := chunk(len(rest))
+		args := make([]any, 0, n*stepCols)
+		for _, i := range rest[:n] {
+			args = append(args, batch[i].step.values()...)
+		}
+		if err := collectIDs(ctx, tx, stepUpdates[n], args, saved); err != nil {
+			return nil, err
+		}
+		rest = rest[n:]
+	}
+	return saved, nil
+}
+
+// collectIDs runs a statement that returns task ids and adds them to ids.
+func collectIDs(ctx context.Context, q querier, query string, args []any, ids map[string]bool) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		ids[id] = true
+	}
+	return rows.Err()
+}
+
+// pgSaveStepsSQL writes step records given as arrays, one element per
+// record, in stepCols order.
+const pgSaveStepsSQL = `UPDATE tasks SET status = v.status, upstream_id = v.upstream_id, run_at = v.run_at,
+	error_code = v.error_code, error_message = v.error_message, input_fault = v.input_fault,
+	review_reason = v.review_reason, updated_at = v.updated_at, completed_at = v.completed_at,
+	attempts = v.attempts, engine = v.engine, route = v.route, lease_token = '', lease_until = 0
+	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[],
+		$9::bigint[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[])
+		AS v(status, upstream_id, run_at, error_code, error_message, input_fault, review_reason, updated_at,
+			completed_at, id, attempts, engine, route, token)
+	WHERE tasks.id = v.id AND tasks.lease_token = v.token AND tasks.status IN ` + active + `
+	RETURNING tasks.id`
+
+// pgStepMax is the most step records one PostgreSQL batch writes.
+const pgStepMax = 128
+
+type stepJob struct {
+	ctx   context.Context
+	u     *taskUpdate
+	err   error
+	alone bool // written by its caller, alone
+	done  chan struct{}
+}
+
+// pgStepSaver gathers step records into batches on PostgreSQL (see the
+// file comment).
+type pgStepSaver struct {
+	db      *sql.DB
+	timeout time.Duration // --db-batch-timeout: the longest one batch may take
+
+	mu      sync.Mutex
+	queue   []*stepJob
+	running bool
+
+	batches, items atomic.Int64 // sent so far (tests)
+}
+
+func newPGStepSaver(db *sql.DB, timeout time.Duration) *pgStepSaver {
+	return &pgStepSaver{db: db, timeout: timeout}
+}
+
+// save writes the step record u in the next batch, or alone.
+func (p *pgStepSaver) save(ctx context.Context, u *taskUpdate) error {
+	j := &stepJob{ctx: ctx, u: u, done: make(chan struct{})}
+	p.mu.Lock()
+	p.queue = append(p.queue, j)
+	if !p.running {
+		p.running = true
+		go p.run()
+	}
+	p.mu.Unlock()
+	<-j.done
+	if j.alone {
+		return u.run(ctx, p.db)
+	}
+	return j.err
+}
+
+// run sends batches while steps are queued.
+func (p *pgStepSaver) run() {
+	for {
+		p.mu.Lock()
+		n := min(len(p.queue), pgStepMax)
+		if n == 0 {
+			p.running = false
+			p.queue = nil // let the array go after a burst
+			p.mu.Unlock()
+			return
+		}
+		batch := slices.Clone(p.queue[:n])
+		p.queue = slices.Delete(p.queue, 0, n)
+		p.mu.Unlock()
+		p.send(batch)
+		for _, j := range batch {
+			close(j.done)
+		}
+	}
+}
+
+// send writes the batch's records in one statement and sets each job's
+// outcome; the caller then answers them.
+func (p *pgStepSaver) send(batch []*stepJob) {
+	var live []*stepJob
+	seen := map[string]bool{}
+	for _, j := range batch {
+		switch {
+		case j.ctx.Err() != nil:
+			j.err = j.ctx.Err() // its caller went away: nothing written
+		case seen[j.u.id]:
+			j.alone = true // a second record of one task: never in one statement with the first
+		default:
+			seen[j.u.id] = true
+			live = append(live, j)
+		}
+	}
+	// Never cancelled by a caller (the batch is every caller's), but
+	// bounded, as the creations' batches are (pgcreate.go).
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	if len(live) == 1 {
+		// Its own statement, sent from here all the same: the records
+		// that arrive meanwhile wait for it and go together.
+		live[0].err = live[0].u.run(ctx, p.db)
+		return
+	}
+	n := len(live)
+	cols := make([][]any, stepCols)
+	for c := range cols {
+		cols[c] = make([]any, n)
+	}
+	for i, j := range live {
+		for c, v := range j.u.values() {
+			cols[c][i] = v
+		}
+	}
+	args := make([]any, stepCols)
+	for c := range cols {
+		args[c] = pgArray(cols[c])
+	}
+	p.batches.Add(1)
+	p.items.Add(int64(n))
+	saved := make(map[string]bool, n)
+	err := collectIDs(ctx, p.db, pgSaveStepsSQL, args, saved)
+	if err != nil {
+		var pe *pgconn.PgError
+		refused := errors.As(err, &pe) && (pe.SeverityUnlocalized == "ERROR" || pe.SeverityUnlocalized == "" && pe.Severity == "ERROR")
+		for _, j := range live {
+			if refused {
+				j.alone = true
+			} else {
+				j.err = err
+			}
+		}
+		return
+	}
+	for _, j := range live {
+		if !saved[j.u.id] {
+			j.err = j.u.conflict()
+		}
+	}
+}
+
+// pgArray makes one column of a batch a typed Go slice, which the driver
+// sends as a PostgreSQL array.
+func pgArray(col []any) any {
+	switch col[0].(type) {
+	case int64:
+		out := make([]int64, len(col))
+		for i, v := range col {
+			out[i] = v.(int64)
+		}
+		return out
+	case int:
+		out := make([]int64, len(col))
+		for i, v := range col {
+			out[i] = int64(v.(int))
+		}
+		return out
+	}
+	out := make([]string, len(col))
+	for i, v := range col {
+		switch v := v.(type) {
+		case string:
+			out[i] = v
+		case gengate.Status:
+			out[i] = string(v)
+		default:
+			out[i] = fmt.Sprint(v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package sqlstore_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gengate/gengate"
+	"github.com/gengate/gengate/internal/sqlstore/sqltest"
+)
+
+// TestSaveStepsTogether: step records that arrive together are written
+// together (one SQLite savepoint, one PostgreSQL statement), and each
+// caller gets what its own UPDATE would have given: a record under the
+// lease it holds is written whole and gives the lease up; one under a
+// lease taken over by another claim, or of a task no longer active, is
+// refused with EConflict and changes nothing.
+func TestSaveStepsTogether(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a := newAccount(t, s, 1000)
+			const n = 24
+			var claims []*gengate.Task
+			for range n {
+				task := newTask(a.ID, 1)
+				mustCreate(t, s, task)
+				claims = append(claims, mustClaim(t, s, task.ID, t0))
+			}
+			// Every third task's lease was taken over by another claim
+			// (its own ran out); every fifth task is no longer active.
+			stale := map[string]bool{}
+			for i, c := range claims {
+				switch {
+				case i%3 == 0:
+					if _, err := s.ClaimTask(ctx, c.ID, "other", t0.Add(2*time.Minute), time.Minute); err != nil {
+						t.Fatal(err)
+					}
+					stale[c.ID] = true
+				case i%5 == 0:
+					done := *c
+					done.Status, done.CompletedAt, done.UpdatedAt = gengate.StatusSucceeded, t0, t0
+					if err := s.FinishTask(ctx, &done, 0); err != nil {
+						t.Fatal(err)
+					}
+					stale[c.ID] = true
+				}
+			}
+			before, _ := s.StepBatches()
+			// The records queue up behind a held batch.
+			var release func()
+			var queued func() int
+			if s.Postgres() {
+				release, queued = s.HoldSteps(), s.StepsQueued
+			} else {
+				release, queued = s.HoldWriter(t), s.QueuedWrites
+			}
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i, c := range claims {
+				c.Status, c.UpstreamID, c.Attempts = gengate.StatusRunning, "up-"+c.ID, 0
+				c.RunAt, c.UpdatedAt = t0.Add(time.Duration(i+1)*time.Second), t0.Add(time.Second)
+				c.Route = gengate.Route{Engine: "sandbox", Upstream: "u" + c.ID}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = s.SaveStep(ctx, c, true)
+				}()
+			}
+			for queued() < n { // a condition, not a duration
+				time.Sleep(time.Millisecond)
+			}
+			release()
+			wg.Wait()
+			if after, _ := s.StepBatches(); after == before {
+				t.Errorf("no step records were written together (%d groups before and after)", before)
+			}
+			for i, c := range claims {
+				row, err := s.FindTask(ctx, c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stale[c.ID] {
+					if gengate.ErrorCode(errs[i]) != gengate.EConflict {
+						t.Errorf("record of task %d under a lost lease: %v; want EConflict", i, errs[i])
+					}
+					if row.UpstreamID != "" || row.Status == gengate.StatusRunning {
+						t.Errorf("record of task %d under a lost lease was written: %+v", i, row)
+					}
+					continue
+				}
+				if errs[i] != nil {
+					t.Errorf("record of task %d under its lease: %v", i, errs[i])
+					continue
+				}
+				if row.Status != gengate.StatusRunning || row.UpstreamID != c.UpstreamID || !row.RunAt.Equal(c.RunAt) ||
+					row.LeaseToken != "" || row.Attempts != 0 || row.Route.Upstream != c.Route.Upstream || !row.UpdatedAt.Equal(c.UpdatedAt) {
+					t.Errorf("task %d stored as %+v; want the record written and the lease given up", i, row)
+				}
+			}
+		})
+	}
+}
+
+// TestSaveStepsPlan: the UPDATE of many step records finds each task by
+// its id; it never reads the table through.
+func TestSaveStepsPlan(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a := newAccount(t, s, 100)
+			now := t0.UnixMilli()
+			addTasks(t, s, a.ID, "done", "succeeded", now, 3000)
+			addTasks(t, s, a.ID, "wait", "running", now, 3000)
+			if s.Postgres() {
+				if _, err := s.SQL().Exec(`ANALYZE tasks`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan, err := s.SaveStepsPlan(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := []string{"SCAN tasks", "Seq Scan on tasks"}
+			for _, b := range bad {
+				if strings.Contains(plan, b) {
+					t.Errorf("plan reads the whole table (%q):\n%s", b, plan)
+				}
+			}
+			if !strings.Contains(plan, "INDEX") && !strings.Contains(plan, "Index Scan") {
+				t.Errorf("plan finds the tasks without an index:\n%s", plan)
+			}
+			t.Logf("plan:\n%s", plan)
+		})
+	}
+}
