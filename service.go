@@ -302,9 +302,9 @@ func (s *Service) GenerateAs(ctx context.Context, key *APIKey, body io.Reader, i
 	if err != nil {
 		return nil, err
 	}
-	if res.Existing {
-		if res.Task.Fingerprint != req.Fingerprint {
-			return nil, keyReused(res.Task)
+	if res.Existing { // the key was taken by a request that committed first
+		if err := replayable(res.Task, req.Fingerprint); err != nil {
+			return nil, err
 		}
 		return &Outcome{Task: res.Task, Balance: res.Balance, Replayed: true}, nil
 	}
@@ -322,10 +322,22 @@ func (s *Service) replay(ctx context.Context, accountID, key, fingerprint string
 	if err != nil {
 		return nil, err
 	}
-	if t.Fingerprint != fingerprint {
-		return nil, keyReused(t)
+	if err := replayable(t, fingerprint); err != nil {
+		return nil, err
 	}
 	return s.outcome(ctx, t, true)
+}
+
+// replayable is the one rule for a request whose Idempotency-Key already
+// names a task, found before the creation (replay) or by the creation
+// itself when a concurrent request with the key committed first: the
+// request that made the task replays it; any other body is refused, and
+// names the task its key made.
+func replayable(t *Task, fingerprint string) error {
+	if t.Fingerprint != fingerprint {
+		return keyReused(t)
+	}
+	return nil
 }
 
 func keyReused(t *Task) error {
