@@ -2,6 +2,8 @@ package gengate_test
 
 import (
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,6 +79,46 @@ func TestRetiredRoutesAreNotDefaults(t *testing.T) {
 			}
 			if !engines[r.Engine] {
 				t.Errorf("%s routes to engine %s, which gengate does not have", m.ID, r.Engine)
+			}
+		}
+	}
+}
+
+// TestDocLinksResolve: every relative link of the README and the pages
+// under docs/ (docs/notes/ included) to another page or a directory, and
+// every docs/….md path they name in their text, points at something that
+// exists, so that moving a section to another page cannot leave its
+// readers at a dead link. (Pictures are checked where they are made: the
+// console's screenshots by internal/console's tests.)
+func TestDocLinksResolve(t *testing.T) {
+	pages, _ := filepath.Glob("docs/*.md")
+	notes, _ := filepath.Glob("docs/notes/*.md")
+	pages = append(append(pages, notes...), "README.md", "CHANGELOG.md")
+	if len(notes) == 0 {
+		t.Fatal("found no docs/notes/*.md")
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	named := regexp.MustCompile(`\bdocs/[a-z0-9/-]+\.md\b`)
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, ":") {
+				continue // an anchor on the page, or a URL
+			}
+			if ext := filepath.Ext(target); ext != "" && ext != ".md" {
+				continue // a picture or another file, not a page
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", page, m[1])
+			}
+		}
+		for _, p := range named.FindAllString(string(data), -1) {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s names %s, which does not exist", page, p)
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func TestQuickScalar(t *testing.T) {
 
 // BenchmarkDecodeRequest measures decoding and validating a typical
 // generate body, the per-submit work of the catalog; -benchmem gives its
-// allocations (docs/benchmarks.md, "CPU per submit").
+// allocations (docs/notes/submit-path.md).
 func BenchmarkDecodeRequest(b *testing.B) {
 	c, err := DefaultCatalog()
 	if err != nil {

@@ -170,7 +170,7 @@ func TestBrokenOutputStreamIsFetchedAgain(t *testing.T) {
 // take a few copy buffers of memory, not 800 MB. The process's peak RSS
 // (VmHWM, reset before the run) is asserted with generous headroom; the
 // figure for four 1 GB outputs through the real binary is `gengate bench
-// outputs` (docs/benchmarks.md).
+// outputs` (docs/benchmarks.md, docs/notes/large-files.md).
 func TestStreamedOutputsKeepMemoryFlat(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/status")

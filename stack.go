@@ -8,8 +8,7 @@ package gengate
 // sleeps for minutes on its connection's goroutine: running its database
 // work through OnOwnStack leaves that goroutine with the small stack of the
 // HTTP handler chain, while the large stacks belong to short-lived
-// goroutines whose memory is reused at once (docs/benchmarks.md, "Synchronous
-// waiters"). The hop costs about a microsecond, against a millisecond of
+// goroutines whose memory is reused at once (docs/notes/waiters.md). The hop costs about a microsecond, against a millisecond of
 // database work. A panic in f is raised again in the caller, where
 // net/http's recovery of a handler's panic applies as before.
 func OnOwnStack(f func()) {

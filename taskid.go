@@ -11,7 +11,7 @@ import (
 // new task's entries go to the end of the store's indexes on the id (the
 // task table's key, the ledger's task column) instead of to a random page
 // of each: on SQLite a batch of creations then changes a few pages instead
-// of two per task (measured with gengate bench submit). The random part keeps an
+// of two per task (docs/notes/sqlite-writer.md). The random part keeps an
 // id as hard to guess as it needs to be: a task is only ever read with its
 // account's credentials.
 func NewTaskID(now time.Time) string {
@@ -21,7 +21,7 @@ func NewTaskID(now time.Time) string {
 // NewCreationID returns an output's (a creation's) id, time-ordered like a
 // task's: the finish that records it, on SQLite a write of the one writer,
 // then adds to the end of the creations' key index instead of to a random
-// page of it. Its URL token is NewFileToken's.
+// page of it (docs/notes/end-to-end.md). Its URL token is NewFileToken's.
 func NewCreationID(now time.Time) string {
 	return newTimeID(now)
 }
@@ -48,7 +48,7 @@ func newTimeID(now time.Time) string {
 // unguessable; the time adds nothing to guess and takes nothing away). The
 // finish that records the output, on SQLite a write of the one writer,
 // then adds to the end of the tokens' unique index instead of to a random
-// page of it.
+// page of it (docs/notes/end-to-end.md).
 func NewFileToken(now time.Time) string {
 	var b [fileTokenPrefix]byte
 	ms := uint64(max(now.UnixMilli(), 0))

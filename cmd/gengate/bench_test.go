@@ -19,7 +19,7 @@ import (
 // PostgreSQL database, the sandbox engine with no delay. An iteration is
 // one task: b.N tasks are submitted asynchronously through the API by 16
 // concurrent clients, and the clock stops when the database counts b.N
-// succeeded tasks. docs/benchmarks.md has the numbers.
+// succeeded tasks. docs/notes/scale-out.md has the numbers.
 //
 //	go test -run x -bench BenchmarkWorkers -benchtime 400x ./cmd/gengate/
 func BenchmarkWorkers(b *testing.B) {

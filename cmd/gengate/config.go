@@ -23,7 +23,7 @@ import (
 // upstream's answer, on a group commit), so slots cost little: the memory
 // of storing outputs is bounded apart (--s3-part-buffers). With 16 the
 // end-to-end bench's SQLite commits held ~4 writes each, with 64 ~12
-// (docs/benchmarks.md).
+// (docs/notes/end-to-end.md).
 const defaultWorkers = 64
 
 // Config is every setting of gengate serve. Each flag falls back to an

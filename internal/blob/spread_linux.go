@@ -15,7 +15,7 @@ package blob
 // host, where `gengate bench` makes its data directory) that made each
 // output file's creation cost 0.7–1 ms of CPU, against 25–30 µs in a
 // group of its own; storing outputs was half of the server's CPU in
-// `bench e2e` (docs/benchmarks.md).
+// `bench e2e` (docs/notes/end-to-end.md).
 //
 // So the store marks its root and every directory it makes: the output
 // shards (outputs/<2 characters>) and the other directories under the

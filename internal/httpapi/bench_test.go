@@ -47,7 +47,8 @@ func BenchmarkGenerate(b *testing.B) {
 // rows (GENGATE_BENCH_TASKS, default 2,000,000) while 8 clients scrape
 // /metrics without pause: with the task counts cached (the server's
 // default, --metrics-refresh 10s) and, for comparison, counted at every
-// scrape (what every scrape did before). docs/benchmarks.md has figures.
+// scrape (what every scrape did before). docs/notes/claims-and-reads.md
+// has figures.
 func BenchmarkJobReadUnderScrapes(b *testing.B) {
 	n := 2_000_000
 	if v := os.Getenv("GENGATE_BENCH_TASKS"); v != "" {

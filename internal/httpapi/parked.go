@@ -21,8 +21,7 @@ import (
 // for its task, and a gateway holds thousands of them. Waiting in the
 // handler keeps, per call, net/http's connection goroutine and its stack,
 // its background-read goroutine, its 4 KB read and 4 KB write buffers and
-// the request's state, about 40 KB a call (docs/benchmarks.md,
-// "Synchronous waiters"). So once the task is committed and the call is
+// the request's state, about 40 KB a call (docs/notes/waiters.md). So once the task is committed and the call is
 // to wait, an HTTP/1.x call is parked: its connection is taken over from
 // net/http (http.Hijacker), net/http's buffers and goroutines are let go,
 // and what is left is the socket and a small record (parked) with what

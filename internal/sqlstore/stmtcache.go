@@ -5,7 +5,7 @@ package sqlstore
 // database/sql hands a statement given as text (ExecContext, QueryContext)
 // to the driver as text, and modernc.org/sqlite parses and plans it anew
 // every time: the writer spent a third of its CPU in SQLite's parser and
-// code generator (docs/benchmarks.md, "Where a task's time goes"), for the
+// code generator (docs/notes/sqlite-writer.md), for the
 // same few dozen statements over and over. Each SQLite connection of the
 // store therefore keeps the statements it has run prepared, keyed by their
 // text, and runs them again with new arguments. It changes what is

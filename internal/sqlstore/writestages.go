@@ -17,7 +17,7 @@ package sqlstore
 //     above, and the wake of the caller's goroutine).
 //
 // The counts are a few atomic additions per write; they cost nothing a
-// request would notice. docs/benchmarks.md ("What the tail is made of")
+// request would notice. docs/notes/sqlite-writer.md ("What a submit's time is made of")
 // reads them.
 
 import (

@@ -58,7 +58,7 @@ func TestFormStreamsFiles(t *testing.T) {
 // a server that discards it: as a Form (the file read as it is sent) and,
 // for comparison in the same run, as the whole body built in a buffer
 // first (what the engines did before). B/op is the figure: the Form's
-// does not grow with the file (docs/benchmarks.md).
+// does not grow with the file (docs/notes/large-files.md).
 func BenchmarkUploadInput(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

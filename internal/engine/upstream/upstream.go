@@ -670,7 +670,7 @@ func NewHTTPClient(idle int) *http.Client {
 // connections in use and those kept idle. With fewer (it was 16), the
 // calls over the number were each followed by a close and preceded by a
 // new dial: "gengate bench e2e" counted 2,074 connections for 2,000 tasks
-// (measured with gengate bench e2e).
+// (docs/notes/end-to-end.md).
 const DefaultIdleConnsPerHost = 64
 
 // Config is what every provider engine is configured with.
