@@ -36,7 +36,7 @@ type Options struct {
 
 	// CLAHEStrength blends CLAHE's equalised luminance with the original
 	// (1 is full CLAHE). 0, the default, runs no CLAHE: on faded photos it
-	// cost PSNR after the levels (docs/builtin-quality.md). CLAHEClip is
+	// cost PSNR after the levels (docs/notes/restoration.md). CLAHEClip is
 	// the clip limit in multiples of the mean bin height (default 2).
 	CLAHEStrength, CLAHEClip float64
 	// SharpenAmount is the unsharp-mask gain. 0 sharpens with 0.35 after
