@@ -65,19 +65,26 @@ func TestClaimPlan(t *testing.T) {
 					if generic && !s.Postgres() {
 						continue // SQLite plans each statement once
 					}
-					plan, err := s.ClaimPlan(ctx, t0, generic)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Logf("plan (analyzed %v, generic %v):\n%s", analyzed, generic, plan)
-					// The index is walked once, by the selection; the
-					// update finds its rows by id.
-					if n := strings.Count(plan, "tasks_due"); n != 1 {
-						t.Errorf("analyzed %v, generic %v: the claim uses the index tasks_due %d times; want once:\n%s", analyzed, generic, n, plan)
-					}
-					for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN tasks", "Seq Scan", "tasks_status", "BitmapAnd"} {
-						if strings.Contains(plan, bad) {
-							t.Errorf("analyzed %v, generic %v: the claim's plan has %q:\n%s", analyzed, generic, bad, plan)
+					// ClaimSteps' function on PostgreSQL (SQLite's
+					// claim is ClaimTasks').
+					for _, steps := range []bool{false, true} {
+						plan, err := s.ClaimPlan(ctx, t0, generic)
+						if steps {
+							plan, err = s.ClaimStepsPlan(ctx, t0, generic)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						t.Logf("plan (analyzed %v, generic %v, steps %v):\n%s", analyzed, generic, steps, plan)
+						// The index is walked once, by the selection; the
+						// update finds its rows by id.
+						if n := strings.Count(plan, "tasks_due"); n != 1 {
+							t.Errorf("analyzed %v, generic %v, steps %v: the claim uses the index tasks_due %d times; want once:\n%s", analyzed, generic, steps, n, plan)
+						}
+						for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN tasks", "Seq Scan", "tasks_status", "BitmapAnd"} {
+							if strings.Contains(plan, bad) {
+								t.Errorf("analyzed %v, generic %v, steps %v: the claim's plan has %q:\n%s", analyzed, generic, steps, bad, plan)
+							}
 						}
 					}
 				}

@@ -86,11 +86,13 @@ func TestClaimStepsCheckpoints(t *testing.T) {
 	}
 }
 
-// TestMarkSubmittingPlan: ClaimSteps finds the tasks it moves to
-// submitting by their ids, on both databases, however many tasks are
-// queued: no walk of tasks_status, no scan of the table.
+// TestMarkSubmittingPlan: ClaimSteps on SQLite finds the tasks it moves
+// to submitting by their ids, however many tasks are queued: no walk of
+// tasks_status, no scan of the table. (On PostgreSQL the claim's own
+// statement moves them, gengate_claim_steps: TestClaimPlan checks its
+// plan.)
 func TestMarkSubmittingPlan(t *testing.T) {
-	for _, d := range sqltest.Dialects {
+	for _, d := range []string{"sqlite"} {
 		t.Run(d, func(t *testing.T) {
 			ctx := context.Background()
 			s := sqltest.Open(t, d)

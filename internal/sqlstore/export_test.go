@@ -12,20 +12,13 @@ import (
 	"github.com/gengate/gengate"
 )
 
-// MarkSubmittingPlan returns the database's plan of ClaimSteps' statement
-// that moves the claimed tasks to submitting (EXPLAIN QUERY PLAN on
-// SQLite, EXPLAIN on PostgreSQL), one line per plan node.
+// MarkSubmittingPlan returns SQLite's plan of ClaimSteps' statement that
+// moves the claimed tasks to submitting (EXPLAIN QUERY PLAN), one line
+// per plan node.
 func (s *DB) MarkSubmittingPlan(ctx context.Context) (string, error) {
 	q := s.markSubmitting()
 	args := []any{`["a","b"]`, "tok"}
-	if s.postgres {
-		q = strings.Replace(strings.Replace(q, "$1", "'[\"a\",\"b\"]'", 1), "$2", "'tok'", 1)
-		args = nil
-	}
 	prefix := "EXPLAIN QUERY PLAN "
-	if s.postgres {
-		prefix = "EXPLAIN "
-	}
 	rows, err := s.db.QueryContext(ctx, prefix+q, args...)
 	if err != nil {
 		return "", err
@@ -56,6 +49,17 @@ func (s *DB) MarkSubmittingPlan(ctx context.Context) (string, error) {
 // function runs with. There, generic asks for the generic plan, the one
 // PostgreSQL may settle on for a statement run many times.
 func (s *DB) ClaimPlan(ctx context.Context, now time.Time, generic bool) (string, error) {
+	return s.claimPlanOf(ctx, "gengate_claim_tasks", now, generic)
+}
+
+// ClaimStepsPlan is ClaimPlan for ClaimSteps: on PostgreSQL the plan of
+// gengate_claim_steps, which also moves the claimed queued tasks to
+// submitting; on SQLite the plan of the claim, which is ClaimTasks'.
+func (s *DB) ClaimStepsPlan(ctx context.Context, now time.Time, generic bool) (string, error) {
+	return s.claimPlanOf(ctx, "gengate_claim_steps", now, generic)
+}
+
+func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic bool) (string, error) {
 	q, args := s.claimDue("tok", ms(now)+1000, ms(now), 8)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -65,7 +69,7 @@ func (s *DB) ClaimPlan(ctx context.Context, now time.Time, generic bool) (string
 	if s.postgres {
 		var body, config string
 		if err := conn.QueryRowContext(ctx, `SELECT prosrc, array_to_string(proconfig, E'\n') FROM pg_proc
-			WHERE proname = 'gengate_claim_tasks' AND pronamespace = current_schema()::regnamespace`).Scan(&body, &config); err != nil {
+			WHERE proname = $1 AND pronamespace = current_schema()::regnamespace`, fn).Scan(&body, &config); err != nil {
 			return "", err
 		}
 		for _, c := range strings.Split(config, "\n") {

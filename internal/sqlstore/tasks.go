@@ -471,7 +471,9 @@ func (s *DB) ClaimSteps(ctx context.Context, owner string, now time.Time, lease 
 
 // claimTasks is ClaimTasks, and ClaimSteps when checkpoint is set. On
 // SQLite the writer only leases (and checkpoints) the rows, and the tasks
-// are read after the commit (claimread.go).
+// are read after the commit (claimread.go). On PostgreSQL either is one
+// statement, one round trip: gengate_claim_tasks, or gengate_claim_steps,
+// which also checkpoints.
 func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, checkpoint bool) ([]*gengate.Task, error) {
 	if limit < 1 {
 		return nil, nil
@@ -481,6 +483,11 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 		return s.claimThenRead(ctx, token, now, lease, limit, checkpoint)
 	}
 	query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
+	if checkpoint {
+		// The claim and the checkpoint in one statement, which returns
+		// the rows with the status they had before (migration 00031).
+		query = strings.Replace(query, "gengate_claim_tasks", "gengate_claim_steps", 1)
+	}
 	var raw []taskRow
 	claim := func(ctx context.Context, q dbtx) error {
 		raw = raw[:0]
@@ -498,23 +505,7 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 		}
 		return rows.Err()
 	}
-	var err error
-	if !checkpoint {
-		err = s.write(ctx, claim) // one statement: no transaction of its own
-	} else {
-		err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			if err := claim(ctx, tx); err != nil {
-				return err
-			}
-			var queued []string
-			for _, r := range raw {
-				if r.t.Status == gengate.StatusQueued {
-					queued = append(queued, r.t.ID)
-				}
-			}
-			return s.checkpointSubmits(ctx, tx, token, queued)
-		})
-	}
+	err := s.write(ctx, claim) // one statement: no transaction of its own
 	if err != nil {
 		return nil, err
 	}
@@ -560,16 +551,15 @@ func (s *DB) checkpointSubmits(ctx context.Context, tx *sql.Tx, token string, qu
 	return nil
 }
 
-// markSubmitting is ClaimSteps' statement that moves the tasks it has
-// just claimed ($1, their ids as a JSON array; $2, the claim's token) to
-// submitting. Each is found by its id: a condition on the status would
-// let SQLite, which keeps no statistics, walk tasks_status over every
-// queued task instead (TestMarkSubmittingPlan); the ids are those the
-// claim returned as queued, in the same transaction.
+// markSubmitting is ClaimSteps' statement on SQLite that moves the tasks
+// it has just claimed ($1, their ids as a JSON array; $2, the claim's
+// token) to submitting. Each is found by its id: a condition on the
+// status would let SQLite, which keeps no statistics, walk tasks_status
+// over every queued task instead (TestMarkSubmittingPlan); the ids are
+// those the claim returned as queued, in the same transaction. (SQLite's
+// RETURNING gives only the new status, so the claim cannot do it in its
+// own statement; PostgreSQL's gengate_claim_steps does.)
 func (s *DB) markSubmitting() string {
-	if s.postgres {
-		return `UPDATE tasks SET status = 'submitting' WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) AND lease_token = $2`
-	}
 	return `UPDATE tasks SET status = 'submitting' WHERE id IN (SELECT value FROM json_each($1)) AND lease_token = $2`
 }
 
