@@ -40,10 +40,13 @@ const (
 // SealFileToken seals a file's URL token for its record (owner: the file's
 // id); OpenFileToken opens it.
 func (b *SecretBox) SealFileToken(token, fileID string) string {
-	return b.Seal(token, "file", fileID)
+	return b.Seal(token, FileTokenOwner(fileID)...)
 }
+
+// FileTokenOwner is the owner a file's URL token is sealed for.
+func FileTokenOwner(fileID string) []string { return []string{"file", fileID} }
 
 // OpenFileToken opens what SealFileToken sealed for the same file.
 func (b *SecretBox) OpenFileToken(sealed, fileID string) (string, error) {
-	return b.Open(sealed, "file", fileID)
+	return b.Open(sealed, FileTokenOwner(fileID)...)
 }

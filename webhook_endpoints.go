@@ -108,6 +108,13 @@ func joinQuoted(s []string) string {
 	return out
 }
 
+// WebhookSecretOwner is the owner a webhook signing secret is sealed for:
+// the account, and its endpoint ("" for the account's own secret, which
+// signs the tasks' webhookUrl deliveries).
+func WebhookSecretOwner(accountID, endpointID string) []string {
+	return []string{accountID, endpointID}
+}
+
 func (s *Service) box() (*SecretBox, error) {
 	if s.WebhookBox == nil {
 		return nil, Errorf(EInternal, "webhook secrets need a server key (--webhook-key)")
@@ -129,7 +136,7 @@ func (s *Service) WebhookSecret(ctx context.Context, accountID string) (string, 
 	if err != nil {
 		return "", err
 	}
-	return s.WebhookBox.Open(keys.Secret, accountID, "")
+	return s.WebhookBox.Open(keys.Secret, WebhookSecretOwner(accountID, "")...)
 }
 
 func (s *Service) accountKeys(ctx context.Context, accountID string) (WebhookKeys, error) {
@@ -137,7 +144,7 @@ func (s *Service) accountKeys(ctx context.Context, accountID string) (WebhookKey
 	if err != nil {
 		return WebhookKeys{}, err
 	}
-	return s.Store.WebhookSecret(ctx, accountID, box.Seal(NewWebhookSecret(), accountID, ""), s.now())
+	return s.Store.WebhookSecret(ctx, accountID, box.Seal(NewWebhookSecret(), WebhookSecretOwner(accountID, "")...), s.now())
 }
 
 // RotateWebhookSecret gives the account a new signing secret, returned
@@ -156,7 +163,7 @@ func (s *Service) rotate(ctx context.Context, accountID, endpointID string) (str
 	}
 	secret := NewWebhookSecret()
 	until := s.now().Add(s.overlap())
-	if err := s.Store.RotateWebhookSecret(ctx, accountID, endpointID, box.Seal(secret, accountID, endpointID), until); err != nil {
+	if err := s.Store.RotateWebhookSecret(ctx, accountID, endpointID, box.Seal(secret, WebhookSecretOwner(accountID, endpointID)...), until); err != nil {
 		return "", time.Time{}, err
 	}
 	return secret, until, nil
@@ -189,7 +196,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, accountID, rawURL s
 	e := &WebhookEndpoint{ID: WebhookEndpointPrefix + NewID(), AccountID: accountID, URL: rawURL, EventTypes: types,
 		CreatedAt: s.now()}
 	secret := NewWebhookSecret()
-	e.Keys.Secret = box.Seal(secret, accountID, e.ID)
+	e.Keys.Secret = box.Seal(secret, WebhookSecretOwner(accountID, e.ID)...)
 	if err := s.Store.CreateWebhookEndpoint(ctx, e, max); err != nil {
 		return "", nil, err
 	}
@@ -223,17 +230,21 @@ func (s *Service) WebhookSigningSecrets(ctx context.Context, e *WebhookEvent) ([
 	if err != nil {
 		return nil, err
 	}
-	cur, err := box.Open(keys.Secret, e.AccountID, e.EndpointID)
+	cur, err := box.Open(keys.Secret, WebhookSecretOwner(e.AccountID, e.EndpointID)...)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{cur}
 	if keys.Previous != "" && s.now().Before(keys.PreviousUntil) {
-		prev, err := box.Open(keys.Previous, e.AccountID, e.EndpointID)
-		if err != nil {
+		// A rotated-out secret no key opens (lost to a server key the
+		// process does not have) no longer signs; the current one does.
+		prev, err := box.Open(keys.Previous, WebhookSecretOwner(e.AccountID, e.EndpointID)...)
+		switch {
+		case err == nil:
+			out = append(out, prev)
+		case ErrorCode(err) != EServerKey:
 			return nil, err
 		}
-		out = append(out, prev)
 	}
 	return out, nil
 }

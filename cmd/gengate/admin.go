@@ -13,6 +13,7 @@ import (
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/blob"
 	"github.com/gengate/gengate/internal/sqlstore"
+	"go.yaml.in/yaml/v3"
 )
 
 // openStore parses the storage flags plus extra ones and opens the store.
@@ -21,10 +22,18 @@ import (
 // nothing is created.
 func openStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer,
 	extra func(*flags)) (*sqlstore.DB, []string, string, error) {
-	var data, database string
+	return openStoreWith(ctx, name, args, getenv, stderr, extra, nil)
+}
+
+// openStoreWith is openStore with store options made once the flags are
+// parsed (the server-key commands' keyring).
+func openStoreWith(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer,
+	extra func(*flags), more func(data string) ([]sqlstore.Option, error)) (*sqlstore.DB, []string, string, error) {
+	var data, database, configFile string
 	var initDB bool
 	f := newFlags(name, getenv, stderr)
 	f.storage(&data, &database)
+	f.str(&configFile, "config", "", "serve's YAML --config file: its serve: settings (data, database, webhook-key, ...) apply here too, below flags and GENGATE_* variables")
 	f.BoolVar(&initDB, "init", false, "create the database if there is none (a new install; serve makes it otherwise)")
 	if extra != nil {
 		extra(f)
@@ -33,15 +42,25 @@ func openStore(ctx context.Context, name string, args []string, getenv func(stri
 	if err != nil {
 		return nil, nil, "", err
 	}
+	if err := applyConfigFile(f, configFile); err != nil {
+		return nil, nil, "", err
+	}
 	var opts []sqlstore.Option
 	if !initDB {
 		opts = append(opts, sqlstore.WithExisting())
 	}
+	if more != nil {
+		o, err := more(data)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		opts = append(opts, o...)
+	}
 	s, err := sqlstore.Open(ctx, database, data, opts...)
 	var none *sqlstore.NoDatabaseError
 	if errors.As(err, &none) {
-		return nil, nil, "", fmt.Errorf("%w (%s); give the --data or --database of the server (or GENGATE_DATA, GENGATE_DATABASE), or --init to create a new database there",
-			err, lookedAt(f, database))
+		return nil, nil, "", fmt.Errorf("%w (%s); give the --data or --database of the server (or GENGATE_DATA, GENGATE_DATABASE, or --config with serve's file), or --init to create a new database there",
+			err, lookedAt(f, database, configFile))
 	}
 	if err != nil {
 		return nil, nil, "", err
@@ -49,8 +68,42 @@ func openStore(ctx context.Context, name string, args []string, getenv func(stri
 	return s, pos, data, nil
 }
 
+// applyConfigFile sets the flags of an operator command from the serve:
+// settings of serve's --config file, as serve reads them: a flag given,
+// or its GENGATE_* variable, wins over the file. Settings of serve's the
+// command does not have are left to serve (which refuses unknown ones).
+func applyConfigFile(f *flags, path string) error {
+	if path == "" {
+		return nil
+	}
+	fc, err := loadFileConfig(path)
+	if err != nil {
+		return err
+	}
+	node := &fc.Serve
+	if node.Kind == 0 {
+		return nil
+	}
+	if node.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: line %d: serve: must be a mapping of setting names to values", path, node.Line)
+	}
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		k, v := node.Content[i], node.Content[i+1]
+		fl := f.Lookup(k.Value)
+		if fl == nil || k.Value == "config" || set[k.Value] || f.getenv(envName(k.Value)) != "" || v.Kind != yaml.ScalarNode {
+			continue
+		}
+		if err := fl.Value.Set(v.Value); err != nil {
+			return fmt.Errorf("%s: serve.%s: %w", path, k.Value, err)
+		}
+	}
+	return nil
+}
+
 // lookedAt says which setting named the database, and from where.
-func lookedAt(f *flags, database string) string {
+func lookedAt(f *flags, database, configFile string) string {
 	name := "data"
 	if database != "" {
 		name = "database"
@@ -62,6 +115,8 @@ func lookedAt(f *flags, database string) string {
 		return "from --" + name
 	case f.getenv(envName(name)) != "":
 		return "from " + envName(name)
+	case configFile != "":
+		return "--" + name + " " + f.Lookup(name).Value.String() + " (from " + configFile + " or the default)"
 	}
 	return "the default --data " + f.Lookup("data").DefValue
 }

@@ -48,7 +48,10 @@ type Config struct {
 	// WebhookKey seals webhook signing secrets (webhookkey.go);
 	// WebhookOverlap is how long a rotated-out secret still signs;
 	// MaxWebhookEndpoints bounds an account's endpoints.
-	WebhookKey          string
+	WebhookKey string
+	// WebhookPreviousKey still opens what a rotated-out key sealed
+	// (docs/server-key.md).
+	WebhookPreviousKey  string
 	WebhookOverlap      time.Duration
 	MaxWebhookEndpoints int
 	// WebhookRetryDelays is the delay after each failed delivery attempt
@@ -390,6 +393,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	f.str(&c.AdminAddr, "admin-addr", "", "address of the operator listener serving /metrics and /debug/pprof (keep it private; default: none)")
 	f.str(&c.MetricsToken, "metrics-token", "", "also serve /metrics on the public listener to Authorization: Bearer <token> (prefer the environment variable)")
 	f.str(&c.WebhookKey, "webhook-key", "", "server key sealing webhook signing secrets and file URL tokens, at least 32 characters (default: made in <data>/webhook.key; prefer the environment variable)")
+	f.str(&c.WebhookPreviousKey, "webhook-previous-key", "", "a rotated-out server key, which still opens what it sealed while gengate server-key rotate re-seals it under --webhook-key (with <data>/webhook.key: its second line instead)")
 	f.str(&c.WebhookRetryDelays, "webhook-retry-delays", "", "comma-separated delays after each failed webhook attempt, e.g. 1s,1s,5s (default: 5s,30s,2m,10m,30m,1h, then 2h eleven times)")
 	f.str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of the proxies in front: only from them are X-Forwarded-For and Forwarded believed, and the client's address then counts for sign-in limits and logs (default: none, the peer is the client)")
 	f.str(&c.Storage, "storage", "", "output storage: a directory or s3://bucket[/prefix]?endpoint=host:port (default: <data>/files)")

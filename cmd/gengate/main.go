@@ -15,6 +15,7 @@
 //	gengate review list
 //	gengate review settle JOB-ID --refund|--deliver
 //	gengate migrate-data --from SRC --to DST
+//	gengate server-key rotate|drop-previous|lost|reissue
 //	gengate eval builtin [--sets DIR] [--pictures DIR]
 //	gengate bench submit [--clients 16] [--duration 5s] [--database URL]
 //	gengate generate --model M --prompt P [--image FILE|URL] [--option k=v] [--out DIR] [--async]
@@ -84,6 +85,10 @@ commands:
                                       redemption codes, one a line (shown once, stored hashed)
   review list                         tasks waiting for review
   review settle JOB-ID --refund|--deliver
+  server-key rotate                   seal everything the server key seals under a new key (old and new both open meanwhile)
+  server-key drop-previous            end a rotation: re-seal what is left, drop the previous key
+  server-key lost                     records sealed under a key this install does not have
+  server-key reissue [--key-gone]     give those records new values (webhook secrets, file URL tokens)
   migrate-data --from SRC --to DST    copy all rows to another database (files not included)
   restore --from S3-URL --data DIR [--timestamp T]
                                       restore the database, files and server key serve --replicate copied
@@ -109,7 +114,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs" || cmd == "codes" || cmd == "providers") &&
+	if len(rest) > 0 && (cmd == "keys" || cmd == "credits" || cmd == "review" || cmd == "eval" || cmd == "bench" || cmd == "accounts" || cmd == "jobs" || cmd == "codes" || cmd == "providers" || cmd == "server-key") &&
 		!strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
@@ -191,6 +196,14 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return generateCmd(ctx, rest, getenv, stdout, stderr)
 	case "jobs get", "jobs wait", "jobs cancel":
 		return jobsCmd(ctx, sub, rest, getenv, stdout, stderr)
+	case "server-key rotate":
+		return serverKeyRotate(ctx, rest, getenv, stdout, stderr)
+	case "server-key drop-previous":
+		return serverKeyDropPrevious(ctx, rest, getenv, stdout, stderr)
+	case "server-key lost":
+		return serverKeyLost(ctx, rest, getenv, stdout, stderr)
+	case "server-key reissue":
+		return serverKeyReissue(ctx, rest, getenv, stdout, stderr)
 	case "migrate-data ":
 		return migrateData(ctx, rest, getenv, stdout, stderr)
 	case "restore ":

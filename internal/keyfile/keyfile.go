@@ -49,3 +49,34 @@ func ReadOrCreate(path string, fresh func() ([]byte, error)) ([]byte, error) {
 	}
 	return os.ReadFile(path)
 }
+
+// Replace writes content to the file at path in one step: to a temporary
+// file beside it (0600), synced, renamed over it, and the directory
+// synced, so a crash leaves the old file or the new one, never a mix.
+func Replace(path string, content []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*") // 0600
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(content)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

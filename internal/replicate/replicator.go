@@ -1,6 +1,7 @@
 package replicate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,9 @@ type Replicator struct {
 
 	kick chan struct{}
 	quit chan struct{}
-	done sync.WaitGroup
+	// keySent is the key file as last copied to the replica (under mu).
+	keySent []byte
+	done    sync.WaitGroup
 
 	mu sync.Mutex
 	st state
@@ -249,28 +252,31 @@ func (r *Replicator) syncDB() {
 }
 
 func (r *Replicator) syncKey() {
-	r.mu.Lock()
-	done := r.st.keyDone
-	r.mu.Unlock()
-	if done {
+	if r.cfg.KeyFile == "" {
 		return
 	}
-	err := func() error {
-		b, err := os.ReadFile(r.cfg.KeyFile)
-		if err != nil {
-			return err
-		}
+	// Read every round: a rotation (gengate server-key rotate) rewrites
+	// the file, and the replica must carry the keys that open the rows
+	// it holds.
+	b, err := os.ReadFile(r.cfg.KeyFile)
+	r.mu.Lock()
+	same := err == nil && r.st.keyDone && bytes.Equal(b, r.keySent)
+	r.mu.Unlock()
+	if same {
+		return
+	}
+	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), r.syncTimeout())
-		defer cancel()
-		return r.root.Put(ctx, KeyObject, b, "application/octet-stream")
-	}()
+		err = r.root.Put(ctx, KeyObject, b, "application/octet-stream")
+		cancel()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
-		r.st.keyErr = "server key: " + err.Error()
+		r.st.keyDone, r.st.keyErr = false, "server key: "+err.Error()
 		return
 	}
-	r.st.keyDone, r.st.keyErr = true, ""
+	r.st.keyDone, r.st.keyErr, r.keySent = true, "", b
 }
 
 // runFiles copies queued files in the order they were written, one at a

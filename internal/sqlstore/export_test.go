@@ -389,3 +389,22 @@ func (s *DB) StepsQueued() int {
 	defer s.steps.mu.Unlock()
 	return len(s.steps.queue)
 }
+
+// FailResealAfter makes the sealed records' walks read one row per batch
+// and fail every batch written after the first n, as a rotation killed
+// midway; n < 0 lifts it.
+func (s *DB) FailResealAfter(n int) {
+	if n < 0 {
+		s.resealBatch, s.resealFault = 0, nil
+		return
+	}
+	written := 0
+	s.resealBatch = 1
+	s.resealFault = func() error {
+		if written >= n {
+			return fmt.Errorf("injected failure after %d batches", n)
+		}
+		written++
+		return nil
+	}
+}

@@ -128,22 +128,26 @@ func (s *DB) sealFileTokens(ctx context.Context) error {
 	return nil
 }
 
-// serverKeyCheck is the value sealed in the server_key table.
-const serverKeyCheck = "gengate server key"
+// serverKeyCheck is the value sealed in the server_key table, for the
+// owner serverKeyOwner.
+const (
+	serverKeyCheck = "gengate server key"
+	serverKeyOwner = "server key"
+)
 
 // checkServerKey refuses a server key other than the one the database's
 // secrets are sealed under: the first process to open the database with
 // a key records a value sealed under it, and every later one must open it.
 func (s *DB) checkServerKey(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO server_key (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`,
-		s.files.Seal(serverKeyCheck, "server key")); err != nil {
+		s.files.Seal(serverKeyCheck, serverKeyOwner)); err != nil {
 		return fmt.Errorf("server key: %w", err)
 	}
 	var sealed string
 	if err := s.db.QueryRowContext(ctx, `SELECT sealed FROM server_key WHERE id = 1`).Scan(&sealed); err != nil {
 		return fmt.Errorf("server key: %w", err)
 	}
-	if v, err := s.files.Open(sealed, "server key"); err != nil || v != serverKeyCheck {
+	if v, err := s.files.Open(sealed, serverKeyOwner); err != nil || v != serverKeyCheck {
 		return errors.New("server key: this database's file URL tokens and webhook secrets are sealed under another key; " +
 			"give this process the same --webhook-key (or <data>/webhook.key) as the install's other processes")
 	}

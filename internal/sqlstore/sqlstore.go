@@ -52,6 +52,11 @@ type DB struct {
 	// tests), replaces listenCheck.
 	listenFailures atomic.Int64
 	listenEvery    time.Duration
+	// resealBatch and resealFault, when set (by tests), replace the rows
+	// per batch of the sealed records' walks and fail a batch before it is
+	// written (serverkey.go).
+	resealBatch int
+	resealFault func() error
 }
 
 var _ gengate.Store = (*DB)(nil)
@@ -175,7 +180,10 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		return nil, err
 	}
 	if o.fileBox != nil { // only under the server's key: a tool's own key would lose them
-		err := s.checkServerKey(ctx)
+		var err error
+		if !o.noKeyCheck {
+			err = s.checkServerKey(ctx)
+		}
 		if err == nil {
 			err = s.sealFileTokens(ctx)
 		}
@@ -229,6 +237,7 @@ type options struct {
 	existing                   bool               // existing.go
 	maxEndpointEvents          int                // webhooks.go
 	batchTimeout               time.Duration      // groupcommit.go, pgcreate.go, pgnotify.go
+	noKeyCheck                 bool               // serverkey.go
 }
 
 // DefaultBatchTimeout is the default of serve --db-batch-timeout: the
