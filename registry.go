@@ -90,6 +90,9 @@ type RegistryReport struct {
 
 // Report returns the state of the checks.
 func (r *Registry) Report() RegistryReport {
+	if r == nil {
+		return RegistryReport{Retired: []RouteCheck{}}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rep := RegistryReport{CheckedAt: r.at, Retired: []RouteCheck{}}

@@ -358,6 +358,19 @@ func (a *api) handleAdminEngines() http.Handler {
 		}
 		sort.Strings(names)
 		probed := a.probe(r.Context(), providers)
+		// The routes the providers' registries took out of routing, by
+		// provider, with why; and the registries that could not be read.
+		reg := a.svc.Registry.Report()
+		type retired struct {
+			ModelID  string `json:"modelId"`
+			Upstream string `json:"upstream"`
+			State    string `json:"state"`
+			Reason   string `json:"reason"`
+		}
+		out := map[string][]retired{}
+		for _, c := range reg.Retired {
+			out[c.Engine] = append(out[c.Engine], retired{ModelID: c.ModelID, Upstream: c.Upstream, State: c.State, Reason: c.Reason})
+		}
 		data := make([]map[string]any, 0, len(names))
 		for _, n := range names {
 			ms := models[n]
@@ -365,6 +378,19 @@ func (a *api) handleAdminEngines() http.Handler {
 				ms = []model{}
 			}
 			e := map[string]any{"name": n, "kind": engineKind(n), "models": ms, "status": "unknown"}
+			if engineKind(n) == "provider" {
+				rs := out[n]
+				if rs == nil {
+					rs = []retired{}
+				}
+				e["retiredRoutes"] = rs
+				if why, ok := reg.Unreachable[n]; ok {
+					e["registryUnreachable"] = why
+				}
+				if !reg.CheckedAt.IsZero() {
+					e["registryCheckedAt"] = rfc3339(reg.CheckedAt)
+				}
+			}
 			if engineKind(n) != "provider" {
 				e["status"] = "ok" // runs in this process
 			} else if res, ok := probed[n]; ok {

@@ -120,7 +120,10 @@ func openAPISchemas(c *gengate.Catalog) obj {
 	}, "status", "target", "lagSeconds", "filesPending", "interval")
 	schemas["Engine"] = object(obj{"name": str(), "kind": obj{"type": "string", "enum": []string{"provider", "builtin", "sandbox"}},
 		"models": arr(object(obj{"modelId": str(), "routes": arr(object(obj{"provider": str(), "model": str()}, "provider", "model"))}, "modelId", "routes")),
-		"status": obj{"type": "string", "enum": []string{"ok", "unreachable", "unknown"}}, "checkedAt": str()}, "name", "kind", "models", "status")
+		"status": obj{"type": "string", "enum": []string{"ok", "unreachable", "unknown"}}, "checkedAt": str(),
+		"retiredRoutes": arr(object(obj{"modelId": str(), "upstream": str(), "state": obj{"type": "string", "enum": []string{gengate.RouteUnknown, gengate.RouteDeprecated}}, "reason": str()}, "modelId", "upstream", "state", "reason")),
+		"registryUnreachable": obj{"type": "string", "description": "why the provider's model registry could not be read at the last check; its routes are as that check left them"},
+		"registryCheckedAt":   str()}, "name", "kind", "models", "status")
 	eventTypes := arr(obj{"type": "string", "enum": gengate.EventTypes})
 	endpoint := obj{"id": str(), "url": str(), "eventTypes": eventTypes, "createdAt": str(),
 		"previousSecretExpiresAt": obj{"type": "string", "description": "while a rotated-out secret still signs"}}

@@ -219,5 +219,10 @@ export async function enginesPage(main, _rest, _q, seq) {
       table(['Model', 'Routes'], (e.models || []).map(m => [
         h('span', {}, modelName(m.modelId), ' ', h('code', { class: 'muted' }, m.modelId)),
         (m.routes || []).length ? h('ul', { class: 'routes' }, m.routes.map(r => h('li', {}, h('code', {}, r.provider), ' → ', h('code', {}, r.model)))) : h('span', { class: 'muted' }, '—')]),
-        'No models.'))) : h('p', { class: 'empty' }, 'No engines.'));
+        'No models.'),
+      e.registryUnreachable ? h('p', { class: 'note registry-unreachable' }, 'Model registry not read: ' + e.registryUnreachable + '. Its routes are as the last check left them.') : null,
+      (e.retiredRoutes || []).length ? h('div', { class: 'retired-routes' }, h('h3', {}, 'Out of routing'),
+        h('p', { class: 'muted small' }, "Routes this provider's model registry no longer lists or marks deprecated; back when a later check finds them."),
+        table(['Model', 'Upstream', 'State', 'Reason'], e.retiredRoutes.map(r => [
+          h('span', {}, modelName(r.modelId), ' ', h('code', { class: 'muted' }, r.modelId)), h('code', {}, r.upstream), badge(r.state, 'warn'), r.reason]))) : null)) : h('p', { class: 'empty' }, 'No engines.'));
 }

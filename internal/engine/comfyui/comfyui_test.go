@@ -569,3 +569,28 @@ func TestVideo480p(t *testing.T) {
 		t.Errorf("latent %v, want 832 wide, 65 frames", in)
 	}
 }
+
+// TestCheckRegistry: a workflow that uses a node type the server lacks
+// (GET /object_info/{class} answers {}) is unknown, naming the type; the
+// others, and those sharing none of its missing types, are live; an
+// unknown template is unknown; a server that does not answer is no answer.
+func TestCheckRegistry(t *testing.T) {
+	s, e := newEngine(t)
+	s.RemoveNode("SaveVideo")
+	got, err := e.CheckRegistry(ctx, []string{"flux-schnell", "wan-2-5-t2v", "no-such-workflow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, st := range map[string]string{"flux-schnell": gengate.RouteLive, "wan-2-5-t2v": gengate.RouteUnknown, "no-such-workflow": gengate.RouteUnknown} {
+		if got[id].State != st {
+			t.Errorf("%s: %+v, want %s", id, got[id], st)
+		}
+	}
+	if r := got["wan-2-5-t2v"].Reason; !strings.Contains(r, "SaveVideo") {
+		t.Errorf("reason %q does not name the missing node type", r)
+	}
+	closed := New(Config{BaseURL: "http://127.0.0.1:1"})
+	if _, err := closed.CheckRegistry(ctx, []string{"flux-schnell"}); err == nil {
+		t.Error("an unreachable server gave an answer")
+	}
+}

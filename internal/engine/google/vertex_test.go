@@ -344,3 +344,29 @@ func TestVertexInlineLimit(t *testing.T) {
 		t.Errorf("Validate of a large Veo input: %v, want none (Veo takes inline bytes)", err)
 	}
 }
+
+// TestVertexCheckRegistry: a route whose publisher model Vertex AI's Model
+// Garden no longer has (publishers.models.get answers 404) is unknown; the
+// others are live; refused credentials are no answer at all.
+func TestVertexCheckRegistry(t *testing.T) {
+	f, v := newVertex(t)
+	f.Retire("veo-3.0-generate-001")
+	got, err := v.CheckRegistry(ctx, []string{"imagen-4.0-ultra-generate-001", "veo-3.0-generate-001", "gemini-3-pro-image-preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"imagen-4.0-ultra-generate-001": gengate.RouteLive, "veo-3.0-generate-001": gengate.RouteUnknown,
+		"gemini-3-pro-image-preview": gengate.RouteLive}
+	for id, st := range want {
+		if got[id].State != st {
+			t.Errorf("%s: %+v, want %s", id, got[id], st)
+		}
+	}
+	if r := got["veo-3.0-generate-001"].Reason; !strings.Contains(r, "veo-3.0-generate-001") {
+		t.Errorf("reason %q does not name the model", r)
+	}
+	bad := newVertexFor(t, f, googletest.CredentialsSignedWithAnotherKey(t, f.TokenURL()))
+	if _, err := bad.CheckRegistry(ctx, []string{"imagen-4.0-ultra-generate-001"}); err == nil {
+		t.Error("a registry whose credentials are refused gave an answer")
+	}
+}

@@ -109,6 +109,7 @@ type Server struct {
 	drop        bool
 	interrupts  int
 	deletes     int
+	removed     map[string]bool // node types RemoveNode took away
 }
 
 type job struct {
@@ -135,9 +136,51 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("POST /interrupt", s.handleInterrupt)
 	mux.HandleFunc("POST /upload/image", s.handleUpload)
 	mux.HandleFunc("GET /view", s.handleView)
+	mux.HandleFunc("GET /object_info", s.handleObjectInfo)
+	mux.HandleFunc("GET /object_info/{node_class}", s.handleObjectInfo)
 	s.srv = httptest.NewServer(s.auth(mux))
 	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// RemoveNode takes a node type off the server, as uninstalling the custom
+// node pack that has it, or a ComfyUI older than the node, does: it leaves
+// /object_info and a prompt using it fails validation.
+func (s *Server) RemoveNode(class string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.removed == nil {
+		s.removed = map[string]bool{}
+	}
+	s.removed[class] = true
+}
+
+// handleObjectInfo serves GET /object_info (every node type) and GET
+// /object_info/{node_class} (that one, or {} when the server lacks it), as
+// server.py's get_object_info and get_object_info_node do: each node's
+// node_info, of which the fake gives input.required, output, output_node,
+// name, display_name, description, category and deprecated.
+func (s *Server) handleObjectInfo(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]any{}
+	for name, c := range classes {
+		if s.removed[name] || (r.PathValue("node_class") != "" && r.PathValue("node_class") != name) {
+			continue
+		}
+		required := map[string]any{}
+		for _, in := range c.required {
+			required[in] = []any{"*"}
+		}
+		outputs := make([]any, c.outputs)
+		for i := range outputs {
+			outputs[i] = "*"
+		}
+		out[name] = map[string]any{"input": map[string]any{"required": required}, "output": outputs,
+			"output_node": c.output, "name": name, "display_name": name, "description": "", "category": "core",
+			"deprecated": false, "experimental": false}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // URL returns the base URL to configure (COMFYUI_URL).
@@ -319,7 +362,7 @@ func (s *Server) validate(prompt map[string]any) (outputs []string, typ, msg, de
 			return nil, "invalid_prompt", "Cannot execute because a node is missing the class_type property.", "Node ID '#" + id + "'", nil
 		}
 		cls, ok := classes[ct]
-		if !ok {
+		if !ok || s.removed[ct] {
 			return nil, "invalid_prompt", "Cannot execute because node " + ct + " does not exist.", "Node ID '#" + id + "'", nil
 		}
 		if cls.output {

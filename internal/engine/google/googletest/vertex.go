@@ -28,6 +28,10 @@ import (
 //     answered 400 INVALID_ARGUMENT (google.rpc.Status);
 //   - POST …/models/{m}/operations/{id}:cancel;
 //   - GET /v1/projects/{p}/locations/{l}/operations (the health check);
+//   - GET /v1/publishers/google/models/{m}: the Model Garden publisher model
+//     (publishers.models.get, Vertex AI REST reference v1: a PublisherModel
+//     with name, versionId, openSourceCategory, launchStage, versionState),
+//     404 NOT_FOUND for a model it does not serve or one Retire took off;
 //   - GET /storage/v1/b/{bucket}/o/{object}?alt=media.
 //
 // Every call needs Authorization: Bearer with a token the fake issued and
@@ -57,6 +61,7 @@ type Vertex struct {
 	objects     map[string][]byte // "bucket/object"
 	seq         int
 	credentials string
+	retired     map[string]bool
 }
 
 type issued struct {
@@ -76,6 +81,7 @@ func NewVertex(t testing.TB) *Vertex {
 	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", v.handleCall)
 	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{model}/operations/{call}", v.handleCancel)
 	mux.HandleFunc("GET /v1/projects/{project}/locations/{location}/operations", v.handleList)
+	mux.HandleFunc("GET /v1/publishers/google/models/{model}", v.handlePublisherModel)
 	mux.HandleFunc("GET /storage/v1/b/{bucket}/o/{object}", v.handleObject)
 	v.srv = httptest.NewServer(mux)
 	t.Cleanup(v.srv.Close)
@@ -193,6 +199,44 @@ func (v *Vertex) authorized(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// Retire takes a publisher model away, as Google does when it retires
+// one: its Model Garden entry and its methods answer 404 NOT_FOUND.
+func (v *Vertex) Retire(model string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.retired == nil {
+		v.retired = map[string]bool{}
+	}
+	v.retired[model] = true
+}
+
+func (v *Vertex) isRetired(model string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.retired[model]
+}
+
+// handlePublisherModel serves publishers.models.get for the models the
+// fake serves: a PublisherModel in its BASIC view (previews are
+// PUBLIC_PREVIEW, the others GA).
+func (v *Vertex) handlePublisherModel(w http.ResponseWriter, r *http.Request) {
+	if !v.authorized(w, r) {
+		return
+	}
+	model := r.PathValue("model")
+	if _, known := vertexModels[model]; !known || v.isRetired(model) {
+		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("Publisher Model `publishers/google/models/%s` not found.", model))
+		return
+	}
+	stage, version := "GA", "001"
+	if strings.Contains(model, "preview") {
+		stage, version = "PUBLIC_PREVIEW", "preview"
+	}
+	writeJSON(w, map[string]any{"name": "publishers/google/models/" + model, "versionId": version,
+		"openSourceCategory": "PROPRIETARY", "launchStage": stage, "versionState": "VERSION_STATE_STABLE",
+		"publisherModelTemplate": "projects/{project}/locations/{location}/publishers/google/models/" + model})
+}
+
 // handleList serves the health check's operations list.
 func (v *Vertex) handleList(w http.ResponseWriter, r *http.Request) {
 	if v.authorized(w, r) {
@@ -207,6 +251,7 @@ func (v *Vertex) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	model, method, ok := strings.Cut(r.PathValue("call"), ":")
 	want, known := vertexModels[model]
+	known = known && !v.isRetired(model)
 	if !ok || !known {
 		rpcStatus(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("Publisher Model `projects/%s/locations/%s/publishers/google/models/%s` not found.", v.project, v.location, model))
 		return
