@@ -21,7 +21,7 @@ func TestRegistryVertexComfyUI(t *testing.T) {
 	v := googletest.NewVertex(t)
 	c := comfyuitest.New(t)
 	v.Retire("imagen-4.0-ultra-generate-001") // imagen-4-ultra's vertex route
-	c.RemoveNode("SaveVideo")                  // wan-2-5-t2v's workflow saves with it
+	c.RemoveNode("SaveVideo")                 // wan-2-5-t2v's workflow saves with it
 	dir := t.TempDir()
 	yaml := fmt.Sprintf("providers:\n  vertex:\n    project: %s\n    location: %s\n    credentialsFile: %s\n    baseUrl: %s\n"+
 		"  comfyui:\n    apiKey: %s\n    baseUrl: %s\n", v.Project(), v.Location(), v.Key(), v.URL(), c.Key(), c.URL())

@@ -121,7 +121,7 @@ func openAPISchemas(c *gengate.Catalog) obj {
 	schemas["Engine"] = object(obj{"name": str(), "kind": obj{"type": "string", "enum": []string{"provider", "builtin", "sandbox"}},
 		"models": arr(object(obj{"modelId": str(), "routes": arr(object(obj{"provider": str(), "model": str()}, "provider", "model"))}, "modelId", "routes")),
 		"status": obj{"type": "string", "enum": []string{"ok", "unreachable", "unknown"}}, "checkedAt": str(),
-		"retiredRoutes": arr(object(obj{"modelId": str(), "upstream": str(), "state": obj{"type": "string", "enum": []string{gengate.RouteUnknown, gengate.RouteDeprecated}}, "reason": str()}, "modelId", "upstream", "state", "reason")),
+		"retiredRoutes":       arr(object(obj{"modelId": str(), "upstream": str(), "state": obj{"type": "string", "enum": []string{gengate.RouteUnknown, gengate.RouteDeprecated}}, "reason": str()}, "modelId", "upstream", "state", "reason")),
 		"registryUnreachable": obj{"type": "string", "description": "why the provider's model registry could not be read at the last check; its routes are as that check left them"},
 		"registryCheckedAt":   str()}, "name", "kind", "models", "status")
 	eventTypes := arr(obj{"type": "string", "enum": gengate.EventTypes})
