@@ -78,6 +78,57 @@ func (c *Catalog) DecodeRequest(r io.Reader) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.request(b)
+}
+
+// RequestOf validates a generate call given as decoded values, as
+// DecodeRequest does its body: top holds the top-level members (as
+// encoding/json decodes them; "inputs" a map[string]any), for a caller
+// that decoded a body of its own (the provider-compatible APIs), so that
+// the values are not written out and decoded again. The fingerprint is
+// the one of the same members sent as a body.
+func (c *Catalog) RequestOf(top map[string]any) (*Request, error) {
+	b := &body{top: map[string]any{}}
+	for _, k := range sortedKeysOf(top) {
+		v := top[k]
+		switch {
+		case v == nil:
+		case k == "inputs":
+			in, ok := v.(map[string]any)
+			if !ok {
+				b.inputs = inputsWrongType
+				continue
+			}
+			b.inputs, b.in = inputsObject, map[string]any{}
+			for _, ik := range sortedKeysOf(in) {
+				switch {
+				case in[ik] == nil:
+				case c.fields["inputs."+ik]:
+					b.in[ik] = canonScalar(in[ik])
+				default:
+					b.noteUnknown([]byte("inputs." + ik))
+				}
+			}
+		case k == "type" || k == "modelId" || k == WebhookURLField || c.fields[k]:
+			b.top[k] = canonScalar(v)
+		default:
+			b.noteUnknown([]byte(k))
+		}
+	}
+	return c.request(b)
+}
+
+func sortedKeysOf(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// request validates a decoded body.
+func (c *Catalog) request(b *body) (*Request, error) {
 	v := validator{}
 	typ := v.str(b.top, "type")
 	modelID := v.str(b.top, "modelId")

@@ -220,6 +220,18 @@ func (s *Service) GenerateAs(ctx context.Context, key *APIKey, body io.Reader, i
 	if fingerprint != "" {
 		req.Fingerprint = fingerprint
 	}
+	return s.GenerateRequest(ctx, key, req, idemKey)
+}
+
+// GenerateRequest is Generate of a request already validated
+// (Catalog.DecodeRequest or RequestOf).
+func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request, idemKey string) (*Outcome, error) {
+	if idemKey != "" {
+		if err := CheckIdempotencyKey(idemKey); err != nil {
+			return nil, err
+		}
+	}
+	var err error
 	if idemKey != "" {
 		if o, err := s.replay(ctx, key.AccountID, idemKey, req.Fingerprint); o != nil || err != nil {
 			return o, err

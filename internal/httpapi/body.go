@@ -158,14 +158,13 @@ func (g guardedBody) Close() error { return g.d.orig.Close() }
 
 // admit wraps a route's handler in its body declaration.
 func (a *api) admit(pattern string, spec bodySpec, next http.Handler) http.Handler {
-	_, path, _ := strings.Cut(pattern, " ")
-	openAI := strings.HasPrefix(path, "/v1/")
+	path := patternPath(pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if spec.kind != kindNone && r.ContentLength > spec.max {
 			// Closing the connection after the answer spares net/http
 			// reading the refused body to keep it alive.
 			w.Header().Set("Connection", "close")
-			a.refuseBody(w, r, openAI, tooLarge(spec.max))
+			a.refuseIn(w, r, path, tooLarge(spec.max))
 			return
 		}
 		d := &door{spec: spec, budget: a.bodies, w: w, orig: r.Body, length: r.ContentLength}
@@ -180,15 +179,35 @@ func (a *api) admit(pattern string, spec bodySpec, next http.Handler) http.Handl
 	})
 }
 
-func (a *api) refuseBody(w http.ResponseWriter, r *http.Request, openAI bool, err error) {
-	if !openAI {
+// refuseIn answers a refusal made before a route's handler runs (the body
+// door, the connection budget) in the shape of the API the route belongs
+// to: OpenAI's under /v1/images/, Replicate's elsewhere under /v1/, fal's
+// at /fal/, gengate's problem otherwise.
+func (a *api) refuseIn(w http.ResponseWriter, r *http.Request, path string, err error) {
+	switch {
+	case strings.HasPrefix(path, "/v1/images/"):
+		if gengate.ErrorCode(err) == gengate.EOverloaded {
+			w.Header().Set("Retry-After", fmt.Sprint(overloadedRetryAfter))
+		}
+		a.writeOpenAIError(w, a.fromGengate(r, err))
+	case strings.HasPrefix(path, "/v1/"):
+		a.writeReplicateError(w, r, err)
+	case strings.HasPrefix(path, "/fal/"):
+		if gengate.ErrorCode(err) == gengate.EOverloaded {
+			w.Header().Set("Retry-After", fmt.Sprint(overloadedRetryAfter))
+		}
+		a.writeFalError(w, r, a.falErrorOf(r, err))
+	default:
 		writeError(w, r, a.log, err)
-		return
 	}
-	if gengate.ErrorCode(err) == gengate.EOverloaded {
-		w.Header().Set("Retry-After", fmt.Sprint(overloadedRetryAfter))
+}
+
+// patternPath is the path of a route pattern ("POST /a" or "/a").
+func patternPath(pattern string) string {
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return path
 	}
-	a.writeOpenAIError(w, a.fromGengate(r, err))
+	return pattern
 }
 
 func tooLarge(max int64) error {

@@ -21,6 +21,63 @@ import (
 type bodyOp struct {
 	method, path, kind, contentType string
 	max                             int64
+	// undocumented: a route the document's paths leave out, found in its
+	// x-gengate-bodies (the Replicate- and fal-compatible APIs).
+	undocumented bool
+}
+
+// falTarget is the x-fal-target-url every body test request carries, so
+// that /fal/proxy reads the body as a submit to a catalog endpoint; other
+// routes ignore it.
+const falTarget = "https://queue.fal.run/fal-ai/flux/schnell"
+
+// facadePath is path with its parameters filled: a model the catalog
+// serves for the Replicate API's model path (so its body is read, not
+// refused as an unknown model before), "x" for the others.
+func facadePath(path string) string {
+	path = strings.Replace(path, "{owner}/{name}", "black-forest-labs/flux-schnell", 1)
+	return regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(path, "x")
+}
+
+// undocumentedBodies adds to ops every route of x-gengate-bodies (each
+// route that takes a body, by its pattern) that the document's paths do
+// not describe, so no route escapes the body tests: a JSON body for the
+// JSON kinds, a video for a file; a route of another kind fails t (no
+// body can be built for it without its schema).
+func undocumentedBodies(t *testing.T, paths map[string]map[string]bool, bodies map[string]struct {
+	Kind     string `json:"kind"`
+	MaxBytes int64  `json:"maxBytes"`
+}) []bodyOp {
+	t.Helper()
+	var ops []bodyOp
+	for pattern, b := range bodies {
+		method, path, ok := strings.Cut(pattern, " ")
+		if !ok {
+			method, path = "POST", pattern // a route for every method: its bodies come by POST
+		}
+		if paths[path][strings.ToLower(method)] {
+			continue
+		}
+		if b.MaxBytes <= 0 {
+			t.Errorf("%s takes a body but declares no cap (body.go)", pattern)
+			continue
+		}
+		op := bodyOp{method: method, path: facadePath(path), kind: b.Kind, max: b.MaxBytes, undocumented: true}
+		switch b.Kind {
+		case "json", "json-stream":
+			op.contentType = "application/json"
+		case "file":
+			op.contentType = "video/mp4"
+		default:
+			t.Errorf("%s takes a %s body but the document does not describe it: no body can be built for it", pattern, b.Kind)
+			continue
+		}
+		ops = append(ops, op)
+	}
+	if len(ops) == 0 {
+		t.Error("x-gengate-bodies names no route the paths leave out: the facades' routes are expected there")
+	}
+	return ops
 }
 
 // bodyOps reads the served document's operations that take a body; one
@@ -38,13 +95,20 @@ func bodyOps(t *testing.T, s *stack) []bodyOp {
 				MaxBytes int64  `json:"maxBytes"`
 			} `json:"x-gengate-body"`
 		} `json:"paths"`
+		Bodies map[string]struct {
+			Kind     string `json:"kind"`
+			MaxBytes int64  `json:"maxBytes"`
+		} `json:"x-gengate-bodies"`
 	}
 	if err := json.Unmarshal(r.Body, &doc); err != nil {
 		t.Fatal(err)
 	}
 	var ops []bodyOp
+	documented := map[string]map[string]bool{}
 	for path, item := range doc.Paths {
+		documented[path] = map[string]bool{}
 		for method, o := range item {
+			documented[path][method] = o.RequestBody != nil
 			if o.RequestBody == nil {
 				continue
 			}
@@ -63,6 +127,7 @@ func bodyOps(t *testing.T, s *stack) []bodyOp {
 			ops = append(ops, op)
 		}
 	}
+	ops = append(ops, undocumentedBodies(t, documented, doc.Bodies)...)
 	sort.Slice(ops, func(i, j int) bool { return ops[i].path+ops[i].method < ops[j].path+ops[j].method })
 	if len(ops) < 10 {
 		t.Fatalf("only %d operations take a body", len(ops))
@@ -70,10 +135,12 @@ func bodyOps(t *testing.T, s *stack) []bodyOp {
 	return ops
 }
 
-// sendDeclared sends headers declaring a body of length bytes and then
-// nothing: an answer can only come from what the server decided before
-// reading the body.
-func (s *stack) sendDeclared(method, path, key, contentType string, length int64) (response, error) {
+// sendDeclared sends headers declaring a body of length bytes for op and
+// then nothing: an answer can only come from what the server decided
+// before reading the body. The answer of an undocumented route is not
+// validated against the document.
+func (s *stack) sendDeclared(op bodyOp, key string, length int64) (response, error) {
+	method, path, contentType := op.method, op.path, op.contentType
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -85,13 +152,14 @@ func (s *stack) sendDeclared(method, path, key, contentType string, length int64
 	req.ContentLength = length
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("X-Fal-Target-Url", falTarget)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return response{}, err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if msg := validateAnswer(req, resp, data); msg != "" {
+	if msg := validateAnswer(req, resp, data); msg != "" && !op.undocumented {
 		s.t.Errorf("%s %s answered %d, which the OpenAPI document does not describe: %s\n%s", method, path, resp.StatusCode, msg, data)
 	}
 	r := response{Status: resp.StatusCode, Header: resp.Header, Body: data}
@@ -115,7 +183,7 @@ func TestBodiesOverCap(t *testing.T) {
 	_, key := s.account(100)
 	for _, op := range bodyOps(t, s) {
 		name := op.method + " " + op.path
-		r, err := s.sendDeclared(op.method, op.path, key, op.contentType, op.max+1)
+		r, err := s.sendDeclared(op, key, op.max+1)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -129,18 +197,20 @@ func TestBodiesOverCap(t *testing.T) {
 		req.ContentLength = -1 // chunked: the server finds the size by reading
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("X-Fal-Target-Url", falTarget)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatalf("%s chunked: %v", name, err)
 		}
 		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if msg := validateAnswer(req, resp, data); msg != "" {
+		if msg := validateAnswer(req, resp, data); msg != "" && !op.undocumented {
 			t.Errorf("%s chunked answered %d, undocumented: %s", name, resp.StatusCode, msg)
 		}
 		want := http.StatusRequestEntityTooLarge
-		if strings.HasPrefix(op.path, "/api/v1/admin/") {
-			want = http.StatusForbidden // not an operator: refused before its body is read
+		if strings.HasPrefix(op.path, "/api/v1/admin/") || op.path == "/api/v1/auth/signup" {
+			// Not an operator, or sign-up closed: refused before its body is read.
+			want = http.StatusForbidden
 		}
 		if resp.StatusCode != want {
 			t.Errorf("%s chunked with %d bytes (cap %d): %d %s, want %d", name, op.max+1, op.max, resp.StatusCode, data, want)

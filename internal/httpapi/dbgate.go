@@ -2,10 +2,7 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
-
-	"github.com/gengate/gengate"
 )
 
 // The connection budget of every request that reads the database. On
@@ -41,7 +38,8 @@ type gatedMux struct {
 // Handle registers h for pattern with the request body it declares
 // (bodyNone, bodyJSON, bodyStream, bodyMultipart or bodyFile: body.go).
 func (g gatedMux) Handle(pattern string, body bodySpec, h http.Handler) {
-	if method, path, ok := strings.Cut(pattern, " "); ok && method != "" && !noDatabase[path] {
+	method, _, _ := strings.Cut(pattern, " ")
+	if path := patternPath(pattern); !noDatabase[path] && (method != path || path == falProxyPath) {
 		h = g.a.dbGate(h)
 	}
 	g.a.declared[pattern] = body
@@ -52,14 +50,7 @@ func (g gatedMux) Handle(pattern string, body bodySpec, h http.Handler) {
 func (a *api) dbGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := a.svc.Store.AwaitConn(r.Context()); err != nil {
-			if _, path, _ := strings.Cut(r.Pattern, " "); strings.HasPrefix(path, "/v1/") {
-				if gengate.ErrorCode(err) == gengate.EOverloaded {
-					w.Header().Set("Retry-After", strconv.Itoa(overloadedRetryAfter))
-				}
-				a.writeOpenAIError(w, a.fromGengate(r, err))
-				return
-			}
-			writeError(w, r, a.log, err)
+			a.refuseIn(w, r, patternPath(r.Pattern), err)
 			return
 		}
 		next.ServeHTTP(w, r)

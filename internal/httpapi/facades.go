@@ -6,6 +6,8 @@ package httpapi
 // from the Authorization header.
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -194,4 +196,104 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// readFacadeBody decodes a provider-compatible API's JSON body through the
+// door (body.go: the route declares bodyStream with generate's cap): as it
+// is read, members keep refuses skipped unheld, the values kept decoded
+// once (a data: URI input is held as one string, as generate holds it).
+// An empty body is a nil map.
+func readFacadeBody(r *http.Request, keep func(parent, name string) bool) (map[string]any, error) {
+	opened, err := openBody(r)
+	if err != nil {
+		return nil, err
+	}
+	body := &bodyReader{r: opened}
+	m, err := gengate.DecodeJSONObject(body, keep)
+	switch {
+	case err != nil && body.err == io.EOF && body.n == 0:
+		return nil, nil
+	case err != nil && body.err != nil && body.err != io.EOF:
+		return nil, bodyError(r, body.err)
+	case err != nil:
+		return nil, err
+	}
+	return m, nil
+}
+
+// facadeRequest validates a generate body made by generateBody, as the
+// generate decoder would its JSON (gengate.Catalog.RequestOf: the values
+// are not written out and read again).
+func (a *api) facadeRequest(body map[string]any) (*gengate.Request, error) {
+	return a.svc.Catalog.RequestOf(body)
+}
+
+// inputFilter decides, member by member as a body is read, which inputs
+// of a facade model are kept: those the model's mapping knows. An unknown
+// one is skipped unheld (a padded body holds nothing), its name kept, up
+// to gengate.MaxFieldErrors of them, so that the mapping still refuses it
+// by name; past that many the request is refused anyway and nothing more
+// is asked. A filter without a model (the model is named later in the
+// body) keeps everything.
+type inputFilter struct {
+	fm      facadeModel
+	inverse InverseFunc
+	snake   map[string]string
+	known   map[string]bool
+	unknown []string
+}
+
+func newInputFilter(fm facadeModel, inverse InverseFunc) *inputFilter {
+	f := &inputFilter{fm: fm, inverse: inverse, known: map[string]bool{}}
+	if fm.model != nil && (fm.upstream == "" || inverse == nil) {
+		f.snake = snakeNames(fm.model)
+	}
+	return f
+}
+
+// probeValue is the value an input name is asked about with: the mapping
+// judges a name before its value, so only an unknown name is refused as
+// UNKNOWN_FIELD.
+type probeValue struct{}
+
+func (f *inputFilter) keep(name string) bool {
+	if f.fm.model == nil || f.known[name] {
+		return true
+	}
+	if slices.Contains(f.unknown, name) || len(f.unknown) >= gengate.MaxFieldErrors {
+		return false
+	}
+	known := false
+	if f.snake != nil {
+		_, known = f.snake[name]
+	} else {
+		_, _, err := f.inverse(f.fm.upstream, map[string]any{name: probeValue{}})
+		var e *gengate.Error
+		known = true
+		if errors.As(err, &e) {
+			for _, fe := range e.Fields {
+				if fe.Field == name && fe.Code == gengate.FieldUnknown {
+					known = false
+				}
+			}
+		}
+	}
+	if known {
+		f.known[name] = true
+	} else {
+		f.unknown = append(f.unknown, name)
+	}
+	return known
+}
+
+// restore puts the unknown names skipped back into input, with a small
+// value, for the mapping to refuse them by name.
+func (f *inputFilter) restore(input map[string]any) map[string]any {
+	if len(f.unknown) > 0 && input == nil {
+		input = map[string]any{}
+	}
+	for _, n := range f.unknown {
+		input[n] = false
+	}
+	return input
 }

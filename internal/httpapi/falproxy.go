@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -27,6 +26,9 @@ import (
 
 	"github.com/gengate/gengate"
 )
+
+// falProxyPath is the route of fal's server-proxy protocol: every method.
+const falProxyPath = "/fal/proxy"
 
 // TargetURLHeader names the real target of a proxied request.
 const falTargetHeader = "X-Fal-Target-Url"
@@ -170,22 +172,13 @@ func (a *api) falSubmit(w http.ResponseWriter, r *http.Request, endpoint string,
 			detail: fmt.Sprintf("the endpoint %q is not served here: use a fal endpoint the catalog routes (GET /api/v1/models lists the models)", endpoint)})
 		return
 	}
-	var input map[string]any
-	opened, err := openBody(r)
+	filter := newInputFilter(fm, a.cfg.Facades.FalInput)
+	input, err := readFacadeBody(r, func(parent, name string) bool { return parent != "" || filter.keep(name) })
 	if err != nil {
 		a.writeFalError(w, r, a.falErrorOf(r, err))
 		return
 	}
-	dec := json.NewDecoder(opened)
-	if err := dec.Decode(&input); err != nil && !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			a.writeFalError(w, r, a.falErrorOf(r, tooLarge(tooBig.Limit)))
-			return
-		}
-		a.writeFalError(w, r, a.falErrorOf(r, gengate.Errorf(gengate.EInvalid, "the request body is not a JSON object of inputs: %s", err.Error())))
-		return
-	}
+	input = filter.restore(input)
 	body, names, err := generateBody(fm, a.cfg.Facades.FalInput, input)
 	if err != nil {
 		a.writeFalError(w, r, a.falErrorOf(r, err))
@@ -209,9 +202,12 @@ func (a *api) falSubmit(w http.ResponseWriter, r *http.Request, endpoint string,
 		body[gengate.WebhookURLField] = hook
 		names[gengate.WebhookURLField] = "fal_webhook"
 	}
-	data, _ := json.Marshal(body)
 	key := apiKey(r)
-	o, err := a.svc.Generate(r.Context(), key, data, r.Header.Get("Idempotency-Key"))
+	var o *gengate.Outcome
+	req, err := a.facadeRequest(body)
+	if err == nil {
+		o, err = a.svc.GenerateRequest(r.Context(), key, req, r.Header.Get("Idempotency-Key"))
+	}
 	if err != nil {
 		a.writeFalError(w, r, a.falErrorOf(r, renameFields(err, names)))
 		return

@@ -100,10 +100,12 @@ func (a *api) await(r *http.Request, accountID string, o *gengate.Outcome, wait 
 type bodyReader struct {
 	r   io.Reader
 	err error
+	n   int64 // bytes read
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
+	b.n += int64(n)
 	if err != nil && b.err == nil {
 		b.err = err
 	}

@@ -146,13 +146,13 @@ func (a *api) handleOpenAIGenerations() http.Handler {
 		var req openAIImageRequest
 		body, err := openBody(r)
 		if err != nil {
-			a.refuseBody(w, r, true, err)
+			a.refuseIn(w, r, "/v1/images/", err)
 			return
 		}
 		if err := json.NewDecoder(body).Decode(&req); err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				a.refuseBody(w, r, true, tooLarge(tooBig.Limit))
+				a.refuseIn(w, r, "/v1/images/", tooLarge(tooBig.Limit))
 				return
 			}
 			a.writeOpenAIError(w, invalidParam("", "the request body is not a valid JSON object of image parameters: "+err.Error()))
@@ -173,7 +173,7 @@ func (a *api) handleOpenAIEdits() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := openBody(r)
 		if err != nil {
-			a.refuseBody(w, r, true, err)
+			a.refuseIn(w, r, "/v1/images/", err)
 			return
 		}
 		mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))

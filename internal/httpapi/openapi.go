@@ -388,6 +388,15 @@ func (a *api) withBodies(doc obj) {
 			o.(obj)["x-gengate-body"] = BodyDecl{Kind: spec.kind.String(), MaxBytes: spec.max}
 		}
 	}
+	// Every route that takes a body, so that the body bound tests reach
+	// the routes the paths above leave out.
+	bodies := map[string]BodyDecl{}
+	for pattern, spec := range a.declared {
+		if spec.kind != kindNone {
+			bodies[pattern] = BodyDecl{Kind: spec.kind.String(), MaxBytes: spec.max}
+		}
+	}
+	doc["x-gengate-bodies"] = bodies
 }
 
 // sortedKeys returns the keys of m in order.

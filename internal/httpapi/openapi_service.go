@@ -5,9 +5,11 @@ func servicePaths() obj {
 	return obj{
 		"/api/v1/openapi.json": obj{"get": op("This document", false, obj{"200": response("OpenAPI 3.1", object(obj{
 			"openapi": obj{"const": "3.1.0"}, "info": object(obj{"title": str(), "version": str(), "description": str()}, "title", "version"),
-			"servers":    arr(object(obj{"url": str(), "description": str()}, "url")),
-			"paths":      obj{"type": "object", "description": "as OpenAPI 3.1 defines it"},
-			"webhooks":   obj{"type": "object", "description": "each event gengate sends, as OpenAPI 3.1 defines it"},
+			"servers":  arr(object(obj{"url": str(), "description": str()}, "url")),
+			"paths":    obj{"type": "object", "description": "as OpenAPI 3.1 defines it"},
+			"webhooks": obj{"type": "object", "description": "each event gengate sends, as OpenAPI 3.1 defines it"},
+			"x-gengate-bodies": obj{"type": "object", "description": "every route that takes a request body, documented here or not (the Replicate- and fal-compatible APIs), by its pattern (\"POST /v1/predictions\"; no method: every method), with the body it declares",
+				"additionalProperties": object(obj{"kind": str(), "maxBytes": integer()}, "kind", "maxBytes")},
 			"components": object(obj{"schemas": obj{"type": "object", "additionalProperties": obj{"type": "object"}}, "securitySchemes": obj{"type": "object"}}, "schemas", "securitySchemes"),
 		}, "openapi", "info", "paths", "components"))})},
 		"/docs/api": obj{"get": op("This document as an HTML reference page", false, obj{"200": obj{"description": "HTML",

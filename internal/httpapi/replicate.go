@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -130,12 +129,15 @@ func (a *api) replicateRateLimit(next http.Handler) http.Handler {
 func (a *api) handleReplicateModelPredictions() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		owner, name := r.PathValue("owner"), r.PathValue("name")
-		req, err := a.readReplicateCreate(w, r)
+		// The model is known before the body is read: its unknown inputs
+		// are skipped unheld (inputFilter), and an unknown model is
+		// refused without reading the body.
+		fm, err := a.replicateModel(owner+"/"+name, "")
 		if err != nil {
 			a.writeReplicateError(w, r, err)
 			return
 		}
-		fm, err := a.replicateModel(owner+"/"+name, "")
+		req, err := a.readReplicateCreate(w, r, fm)
 		if err != nil {
 			a.writeReplicateError(w, r, err)
 			return
@@ -148,7 +150,7 @@ func (a *api) handleReplicateModelPredictions() http.Handler {
 // version (owner/name, owner/name:version, or a version id).
 func (a *api) handleReplicatePredictions() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := a.readReplicateCreate(w, r)
+		req, err := a.readReplicateCreate(w, r, facadeModel{})
 		if err != nil {
 			a.writeReplicateError(w, r, err)
 			return
@@ -171,32 +173,84 @@ func (a *api) handleReplicatePredictions() http.Handler {
 	})
 }
 
-// readReplicateCreate decodes a create call's body.
-func (a *api) readReplicateCreate(w http.ResponseWriter, r *http.Request) (*replicateCreate, error) {
-	var req replicateCreate
-	opened, err := openBody(r)
+// replicateMembers are the members of a create call's body; others are
+// skipped unread.
+var replicateMembers = map[string]bool{"version": true, "input": true, "webhook": true, "webhook_events_filter": true, "stream": true}
+
+// readReplicateCreate decodes a create call's body as it is read
+// (readFacadeBody): of the input, the members fm's mapping knows when fm
+// names a model (inputFilter), all of them otherwise.
+func (a *api) readReplicateCreate(w http.ResponseWriter, r *http.Request, fm facadeModel) (*replicateCreate, error) {
+	var inverse InverseFunc
+	if fm.upstream != "" {
+		inverse = a.cfg.Facades.ReplicateInput
+	}
+	filter := newInputFilter(fm, inverse)
+	m, err := readFacadeBody(r, func(parent, name string) bool {
+		switch parent {
+		case "":
+			return replicateMembers[name]
+		case "input":
+			return filter.keep(name)
+		}
+		return true
+	})
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(opened)
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, tooLarge(tooBig.Limit)
+	if in, ok := m["input"].(map[string]any); ok || m["input"] == nil {
+		if restored := filter.restore(in); restored != nil {
+			m["input"] = restored
 		}
-		if errors.Is(err, io.EOF) {
-			return nil, gengate.Errorf(gengate.EInvalid, "send a JSON object with input as the request body")
-		}
-		return nil, gengate.Errorf(gengate.EInvalid, "the request body is not a prediction: %s", err.Error())
 	}
-	if req.Input == nil {
+	if m == nil {
+		return nil, gengate.Errorf(gengate.EInvalid, "send a JSON object with input as the request body")
+	}
+	var req replicateCreate
+	var bad []gengate.FieldError
+	str := func(name string) string {
+		v, ok := m[name].(string)
+		if !ok && m[name] != nil {
+			bad = append(bad, gengate.FieldError{Field: name, Code: gengate.FieldType, Message: "must be a string"})
+		}
+		return v
+	}
+	req.Version, req.Webhook = str("version"), str("webhook")
+	switch in := m["input"].(type) {
+	case map[string]any:
+		req.Input = in
+	case nil:
 		req.Input = map[string]any{}
+	default:
+		bad = append(bad, gengate.FieldError{Field: "input", Code: gengate.FieldType, Message: "must be an object"})
 	}
-	for _, ev := range req.WebhookEventsFilter {
-		if !replicateEvents[ev] {
-			return nil, &gengate.Error{Code: gengate.EInvalid, Message: "webhook_events_filter takes start, output, logs and completed",
-				Fields: []gengate.FieldError{{Field: "webhook_events_filter", Code: gengate.FieldValue, Message: "unknown event " + ev}}}
+	switch f := m["webhook_events_filter"].(type) {
+	case nil:
+	case []any:
+		for _, ev := range f {
+			s, _ := ev.(string)
+			if !replicateEvents[s] {
+				bad = append(bad, gengate.FieldError{Field: "webhook_events_filter", Code: gengate.FieldValue, Message: fmt.Sprintf("unknown event %v", ev)})
+				continue
+			}
+			req.WebhookEventsFilter = append(req.WebhookEventsFilter, s)
 		}
+	default:
+		bad = append(bad, gengate.FieldError{Field: "webhook_events_filter", Code: gengate.FieldType, Message: "must be a list of start, output, logs and completed"})
+	}
+	switch st := m["stream"].(type) {
+	case nil:
+	case bool:
+		req.Stream = st
+	default:
+		bad = append(bad, gengate.FieldError{Field: "stream", Code: gengate.FieldType, Message: "must be a boolean"})
+	}
+	if len(bad) > 0 {
+		msg := bad[0].Field + ": " + bad[0].Message
+		if bad[0].Field == "webhook_events_filter" && bad[0].Code == gengate.FieldValue {
+			msg = "webhook_events_filter takes start, output, logs and completed"
+		}
+		return nil, &gengate.Error{Code: gengate.EInvalid, Message: msg, Fields: bad}
 	}
 	if req.Stream {
 		return nil, &gengate.Error{Code: gengate.EInvalid, Message: "gengate streams no output: create the prediction without stream",
@@ -252,9 +306,12 @@ func (a *api) createPrediction(w http.ResponseWriter, r *http.Request, fm facade
 		body[gengate.WebhookURLField] = markReplicateHook(req.Webhook)
 		names[gengate.WebhookURLField] = "webhook"
 	}
-	data, _ := json.Marshal(body)
 	key := apiKey(r)
-	o, err := a.svc.Generate(r.Context(), key, data, r.Header.Get("Idempotency-Key"))
+	var o *gengate.Outcome
+	req2, err := a.facadeRequest(body)
+	if err == nil {
+		o, err = a.svc.GenerateRequest(r.Context(), key, req2, r.Header.Get("Idempotency-Key"))
+	}
 	if err != nil {
 		a.writeReplicateError(w, r, renameFields(err, names))
 		return

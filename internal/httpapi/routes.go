@@ -143,15 +143,15 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	mux.Handle("POST /v1/images/generations", bodyJSON(cfg.MaxJSONBody), a.openAIAuth(a.handleOpenAIGenerations()))
 	mux.Handle("POST /v1/images/edits", bodyMultipart(2*svc.UploadLimit()+multipartSlack), a.openAIAuth(a.handleOpenAIEdits()))
 	// Replicate-compatible predictions (replicate.go).
-	mux.Handle("POST /v1/models/{owner}/{name}/predictions", bodyJSON(cfg.MaxBody), a.replicateAuth(a.replicateRateLimit(a.handleReplicateModelPredictions())))
-	mux.Handle("POST /v1/predictions", bodyJSON(cfg.MaxBody), a.replicateAuth(a.replicateRateLimit(a.handleReplicatePredictions())))
+	mux.Handle("POST /v1/models/{owner}/{name}/predictions", bodyStream(cfg.MaxBody), a.replicateAuth(a.replicateRateLimit(a.handleReplicateModelPredictions())))
+	mux.Handle("POST /v1/predictions", bodyStream(cfg.MaxBody), a.replicateAuth(a.replicateRateLimit(a.handleReplicatePredictions())))
 	mux.Handle("GET /v1/predictions", bodyNone, a.replicateAuth(a.handleReplicateList()))
 	mux.Handle("GET /v1/predictions/{id}", bodyNone, a.replicateAuth(a.handleReplicateGet()))
 	mux.Handle("POST /v1/predictions/{id}/cancel", bodyNone, a.replicateAuth(a.handleReplicateCancel()))
 	mux.Handle("GET /v1/webhooks/default/secret", bodyNone, a.replicateAuth(a.handleReplicateWebhookSecret()))
 	// fal's server-proxy protocol for fal's clients (falproxy.go): the
 	// method and the x-fal-target-url header say what is asked.
-	mux.Handle("/fal/proxy", bodyJSON(cfg.MaxBody), a.handleFalProxy())
+	mux.Handle(falProxyPath, bodyStream(cfg.MaxBody), a.handleFalProxy())
 	mux.Handle("GET /api/v1/openapi.json", bodyNone, a.handleOpenAPI())
 	mux.Handle("GET /docs/api", bodyNone, a.handleAPIDocs())
 	mux.Handle("GET /files/{name}", bodyNone, a.handleFile())
