@@ -17,26 +17,35 @@ type Quote struct {
 }
 
 // Quote validates a generate body as Generate does (inputs are not
-// fetched) and returns what it would cost. Nothing is stored or charged.
-func (s *Service) Quote(ctx context.Context, accountID string, body []byte) (*Quote, error) {
-	return s.QuoteFrom(ctx, accountID, bytes.NewReader(body))
+// fetched) and returns what the key would be charged for it: for a test
+// key, as for its generations (testkeys.go), nothing, on the sandbox.
+// Nothing is stored or charged.
+func (s *Service) Quote(ctx context.Context, key *APIKey, body []byte) (*Quote, error) {
+	return s.QuoteFrom(ctx, key, bytes.NewReader(body))
 }
 
 // QuoteFrom is Quote of a body decoded as it is read (DecodeRequest), never
 // held whole.
-func (s *Service) QuoteFrom(ctx context.Context, accountID string, body io.Reader) (*Quote, error) {
+func (s *Service) QuoteFrom(ctx context.Context, key *APIKey, body io.Reader) (*Quote, error) {
 	req, err := s.Catalog.DecodeRequest(body)
 	if err != nil {
 		return nil, err
 	}
-	route, err := s.chooseRoute(req)
+	var route Route
+	cost := 0
+	if key.Test {
+		route, err = s.testRoute(req)
+	} else {
+		route, err = s.chooseRoute(req)
+		cost = req.Model.Quote(req.Options)
+	}
 	if err != nil {
 		return nil, err
 	}
-	acct, err := s.Store.FindAccount(ctx, accountID)
+	acct, err := s.Store.FindAccount(ctx, key.AccountID)
 	if err != nil {
 		return nil, err
 	}
-	return &Quote{ModelID: req.Model.ID, Type: req.Model.Type, Cost: req.Model.Quote(req.Options),
+	return &Quote{ModelID: req.Model.ID, Type: req.Model.Type, Cost: cost,
 		Balance: acct.Balance, Engine: route.Engine, Placeholder: route.Engine == "sandbox"}, nil
 }

@@ -365,7 +365,7 @@ func (a *api) handleQuote() http.Handler {
 			body = bytes.NewReader(queryBody(r))
 		}
 		read := &bodyReader{r: body}
-		q, err := a.svc.QuoteFrom(r.Context(), apiKey(r).AccountID, read)
+		q, err := a.svc.QuoteFrom(r.Context(), apiKey(r), read)
 		if err != nil && read.err != nil && read.err != io.EOF {
 			err = bodyError(r, read.err)
 		}

@@ -30,6 +30,18 @@ func TestTestKeys(t *testing.T) {
 		if !strings.HasPrefix(test, gengate.TestKeyPrefix) || len(test) != len(gengate.TestKeyPrefix)+32 || k.JSON["test"] != true {
 			t.Fatalf("test key answer: %s", k.Body)
 		}
+		// A quote with the test key prices what its generation will be
+		// charged: nothing, on the sandbox; the live key's, fal's price.
+		for _, c := range []struct {
+			key, engine string
+			cost        int
+		}{{test, "sandbox", 0}, {h.key, "fal", 4}} {
+			q := s.do(call{Method: "POST", Path: "/api/v1/quote", Key: c.key, Body: flux("a quoted cat")})
+			wantStatus(t, q, http.StatusOK)
+			if q.num("cost") != c.cost || q.str("engine") != c.engine || q.num("remainingCredits") != 5 {
+				t.Errorf("quote with %s: %s; want cost %v on %s", c.key[:8], q.Body, c.cost, c.engine)
+			}
+		}
 		rcv := newReceiver(t)
 		var ids []string
 		for i := range 3 {
