@@ -173,7 +173,7 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 	} else {
 		s.work = newWorkNotifier(s.db, o.batchTimeout)
 		s.create = newPGCreator(s.db, o.batchWait, o.batchTimeout, s.work.wake)
-		s.steps = newPGStepSaver(s.db, o.batchTimeout)
+		s.steps = newPGStepSaver(s.db, o.batchWait, o.batchTimeout)
 	}
 	if err := s.normalizeEmails(ctx); err != nil {
 		s.Close()
