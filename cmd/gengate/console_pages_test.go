@@ -534,3 +534,172 @@ func TestConsoleSelling(t *testing.T) {
 	}
 	b.noErrors()
 }
+
+// TestConsoleOperatorAccount: an operator's page of an account shows its
+// members, its tasks (with their prompts) and its ledger; the lists behind
+// it refuse a holder's key.
+func TestConsoleOperatorAccount(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	p := startProcess(t, "--data", dir, "--addr", "127.0.0.1:0")
+	base := p.base
+	b := startBrowser(t)
+	b.useLink(setupLink(t, dir, base, "held@example.com", 100, false), "holder password 1")
+	key := b.newKey(base, "ops")
+	for _, prompt := range []string{"first red kite", "second red kite"} {
+		wantCode(t, mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux", "prompt": prompt}, nil), http.StatusOK)
+	}
+	account := mustAPI(t, base, "GET", "/api/v1/account", key, nil, nil).str("id")
+	for _, list := range []string{"tasks", "ledger"} {
+		if got := mustAPI(t, base, "GET", "/api/v1/admin/accounts/"+account+"/"+list, key, nil, nil); got.status != http.StatusForbidden {
+			t.Errorf("a holder's key reads the operator's %s list: %d", list, got.status)
+		}
+	}
+	b.signOut()
+
+	b.useLink(setupLink(t, dir, base, "boss@example.com", 0, true), "operator password 1")
+	b.open(base, "#/admin/accounts?q=held", "#accounts-list tbody tr")
+	b.click("#accounts-list tbody tr a")
+	b.do("the account's tasks", chromedp.WaitVisible(chromedp.CSS("#admin-tasks tbody tr")))
+	b.waitFor("two tasks and three ledger entries", `document.querySelectorAll('#admin-tasks tbody tr').length === 2 && document.querySelectorAll('#admin-ledger tbody tr').length === 3`)
+	if got := b.text("#admin-tasks"); !strings.Contains(got, "second red kite") || !strings.Contains(got, "first red kite") {
+		t.Errorf("the account's tasks read %q", got)
+	}
+	if got := b.text("#admin-ledger"); strings.Count(got, "charge") != 2 || !strings.Contains(got, "grant") {
+		t.Errorf("the account's ledger reads %q", got)
+	}
+	if got := evalIn[string](b, `document.querySelector('#main').innerText`); !strings.Contains(got, "held@example.com") {
+		t.Errorf("the account's members are not shown")
+	}
+	b.noErrors()
+}
+
+// overflowJS lists the visible elements that reach past the viewport's
+// right edge, and the table wrappers that scroll sideways.
+const overflowJS = `(() => {
+	const w = document.documentElement.clientWidth, out = [];
+	if (document.documentElement.scrollWidth > w) out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + w);
+	for (const e of document.querySelectorAll('#app *')) {
+		const r = e.getBoundingClientRect();
+		if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility === 'hidden') continue;
+		if (e.closest('thead')) continue; // read by screen readers only on phones
+		if (r.right > w + 0.5) out.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + '.' + e.className + ' right ' + Math.round(r.right));
+	}
+	for (const e of document.querySelectorAll('.table-wrap')) {
+		if (e.scrollWidth > e.clientWidth + 1) out.push('a table scrolls sideways: ' + e.scrollWidth + ' > ' + e.clientWidth);
+	}
+	return out.slice(0, 10);
+})()`
+
+// unlabelledJS lists the form fields without a label.
+const unlabelledJS = `Array.from(document.querySelectorAll('#app input, #app select, #app textarea'))
+	.filter(e => e.type !== 'hidden' && !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+	.map(e => e.tagName.toLowerCase() + '[name=' + e.name + ']#' + e.id)`
+
+// TestConsolePhoneAndAccessibility walks the holder's pages at 390 px:
+// nothing reaches past the screen's edge and no table scrolls sideways,
+// and the header and navigation leave most of the screen to the page.
+// On every page each field has a label, the focus is on the page's heading
+// after navigating, only status regions are aria-live, and the skip link
+// moves the focus to the heading. The playground: a required option with
+// no default says what to choose (no error before any input); a price
+// over the balance warns and disables Generate; a refusal shows once, in
+// plain words, without the operator's flag; the model search narrows the
+// picker.
+func TestConsolePhoneAndAccessibility(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	p := startProcess(t, "--data", dir, "--addr", "127.0.0.1:0")
+	base := p.base
+	b := startBrowser(t)
+	b.useLink(setupLink(t, dir, base, "phone@example.com", 10, false), "phone password 1")
+	key := b.newKey(base, "phone key with a rather long name")
+	r := mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux",
+		"prompt": "a very long prompt that goes on and on about a lighthouse on a cliff over a stormy sea at dawn, with gulls"}, nil)
+	wantCode(t, r, http.StatusOK)
+	jobID := r.str("jobId")
+
+	pages := []struct{ hash, ready string }{
+		{"#/", "#overview-balance"}, {"#/playground/flux", "#pg-cost"}, {"#/tasks", "#tasks-list tbody tr"},
+		{"#/tasks/" + jobID, ".outputs img"}, {"#/gallery", "#gallery .tile"}, {"#/ledger", "#ledger tbody tr"},
+		{"#/keys", "#keys-list tbody tr"}, {"#/webhooks", "#webhook-form"}, {"#/account", "#password-form"},
+	}
+	for _, size := range []struct{ w, h int64 }{{1280, 860}, {390, 844}} {
+		b.do("viewport", chromedp.EmulateViewport(size.w, size.h))
+		for _, pg := range pages {
+			// Navigate inside the page (a hash change), as a click does.
+			evalIn[chromedp.Void](b, `location.hash = `+js(pg.hash))
+			b.do("open "+pg.hash, chromedp.WaitVisible(chromedp.CSS(pg.ready)))
+			b.waitFor("the focus on the heading of "+pg.hash, `document.activeElement && document.activeElement.tagName === 'H1'`)
+			if bad := evalIn[[]string](b, unlabelledJS); len(bad) > 0 {
+				t.Errorf("%s: fields without a label: %v", pg.hash, bad)
+			}
+			if live := evalIn[[]string](b, `Array.from(document.querySelectorAll('[aria-live]')).filter(e => e.querySelector('h1, nav, form')).map(e => e.id || e.tagName)`); len(live) > 0 {
+				t.Errorf("%s: aria-live regions holding whole pages or forms: %v", pg.hash, live)
+			}
+			if size.w == 390 {
+				if bad := evalIn[[]string](b, overflowJS); len(bad) > 0 {
+					t.Errorf("%s at 390 px: %v", pg.hash, bad)
+				}
+				if top := evalIn[float64](b, `document.querySelector('#main').getBoundingClientRect().top + scrollY`); top > 160 {
+					t.Errorf("%s at 390 px: the header and navigation take %.0f px", pg.hash, top)
+				}
+			}
+		}
+		if size.w == 390 {
+			b.shot("tasks-phone")
+		}
+	}
+	b.do("desktop", chromedp.EmulateViewport(1280, 860))
+
+	// The skip link is the first stop of Tab and moves the focus to the heading.
+	b.open(base, "#/keys", "#keys-list tbody tr")
+	if first := evalIn[string](b, `document.querySelector('#app a, #app button, #app input').id`); first != "skip-link" {
+		t.Errorf("the first focusable element is #%s, not the skip link", first)
+	}
+	evalIn[chromedp.Void](b, `document.querySelector('#skip-link').focus()`)
+	b.do("press Enter", chromedp.KeyEvent("\r"))
+	b.waitFor("the focus on the heading", `document.activeElement.tagName === 'H1' && location.hash === '#/keys'`)
+
+	// A required option without a default: an empty state, no error.
+	b.open(base, "#/playground/image-upscaler", "#pg-form")
+	b.do("the empty price", chromedp.WaitVisible(chromedp.CSS("#pg-price-empty")))
+	if got := b.text("#pg-price-empty"); !strings.Contains(got, "Choose scale") {
+		t.Errorf("the upscaler's price reads %q", got)
+	}
+	if n := b.count("#main .problem"); n != 0 {
+		t.Errorf("the upscaler shows %d errors before any input", n)
+	}
+	// A loopback URL: refused once, in words, without the operator's flag.
+	b.fill("#pg-url-imageUrl", "http://127.0.0.1:9/in.png")
+	b.choose("#pg-opt-scale", "2")
+	b.waitFor("the price", `!!document.querySelector('#pg-cost')`)
+	b.click("#pg-submit")
+	b.waitFor("the refusal", `document.querySelectorAll('#main .problem').length > 0 && !['submitting', 'processing'].includes((document.querySelector('#pg-result .status') || {dataset: {}}).dataset.status)`)
+	text := evalIn[string](b, `document.querySelector('#main').innerText`)
+	if n := b.count("#main .problem"); n != 1 {
+		t.Errorf("the refusal shows %d times:\n%s", n, text)
+	}
+	if strings.Contains(text, "--allow-private-inputs") || strings.Contains(text, "Bad Request") {
+		t.Errorf("the refusal speaks to the operator or in HTTP's words:\n%s", text)
+	}
+
+	// A price over the balance (10 credits): a warning, Generate disabled.
+	b.open(base, "#/playground/flux", "#pg-form")
+	b.waitFor("the price", `!!document.querySelector('#pg-cost')`)
+	b.choose("#pg-opt-numOutputs", "4")
+	b.do("the warning", chromedp.WaitVisible(chromedp.CSS("#pg-over-balance")))
+	if !evalIn[bool](b, `document.querySelector('#pg-submit').disabled`) {
+		t.Errorf("Generate is enabled for a price over the balance")
+	}
+	b.choose("#pg-opt-numOutputs", "1")
+	b.waitFor("the warning gone, Generate enabled", `!document.querySelector('#pg-over-balance') && !document.querySelector('#pg-submit').disabled`)
+
+	// The model search narrows the grouped picker; Enter opens the first match.
+	b.fill("#pg-model-search", "kling")
+	b.waitFor("only kling models", `(() => { const v = Array.from(document.querySelectorAll('#pg-model option')).filter(o => !o.hidden);
+		return v.length > 0 && v.every(o => o.dataset.search.includes('kling')); })()`)
+	b.do("Enter", chromedp.KeyEvent("\r"))
+	b.waitFor("a kling model's playground", `location.hash.startsWith('#/playground/kling')`)
+	b.noErrors()
+}

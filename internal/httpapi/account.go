@@ -126,56 +126,62 @@ func (a *api) handleAccount() http.Handler {
 // handleLedger is GET /api/v1/account/ledger.
 func (a *api) handleLedger() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r)
-		var before int64
-		if err == nil {
-			var v string
-			var ok bool
-			v, ok, err = decodeCursor(r, "l")
-			if ok {
-				before, err = strconv.ParseInt(v, 10, 64)
-				if err != nil || before < 1 {
-					err = badField("cursor", "is not a cursor this list gave")
-				}
-			}
-		}
-		csvOut := false
-		if err == nil {
-			csvOut, err = wantsCSV(r)
-		}
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		if csvOut { // exports.go
-			a.ledgerCSV(w, r, apiKey(r).AccountID, before)
-			return
-		}
-		// One more than asked tells whether another page follows.
-		entries, err := a.svc.Store.LedgerPage(r.Context(), apiKey(r).AccountID, before, limit+1)
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		body := map[string]any{}
-		entries = onePage(entries, limit, body, func(e gengate.LedgerEntry) string {
-			return encodeCursor("l:" + strconv.FormatInt(e.ID, 10))
-		})
-		data := make([]map[string]any, 0, len(entries))
-		for _, e := range entries {
-			d := map[string]any{"id": strconv.FormatInt(e.ID, 10), "kind": e.Kind, "amount": e.Amount,
-				"balanceAfter": e.BalanceAfter, "createdAt": rfc3339(e.CreatedAt)}
-			if e.TaskID != "" {
-				d["taskId"] = e.TaskID
-			}
-			if e.Note != "" {
-				d["note"] = e.Note
-			}
-			data = append(data, d)
-		}
-		body["data"] = data
-		writeJSON(w, http.StatusOK, body)
+		a.ledgerOf(w, r, apiKey(r).AccountID)
 	})
+}
+
+// ledgerOf answers a page (or the CSV) of an account's ledger: the
+// caller's own, or, for an operator, the account named in the path.
+func (a *api) ledgerOf(w http.ResponseWriter, r *http.Request, accountID string) {
+	limit, err := pageLimit(r)
+	var before int64
+	if err == nil {
+		var v string
+		var ok bool
+		v, ok, err = decodeCursor(r, "l")
+		if ok {
+			before, err = strconv.ParseInt(v, 10, 64)
+			if err != nil || before < 1 {
+				err = badField("cursor", "is not a cursor this list gave")
+			}
+		}
+	}
+	csvOut := false
+	if err == nil {
+		csvOut, err = wantsCSV(r)
+	}
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	if csvOut { // exports.go
+		a.ledgerCSV(w, r, accountID, before)
+		return
+	}
+	// One more than asked tells whether another page follows.
+	entries, err := a.svc.Store.LedgerPage(r.Context(), accountID, before, limit+1)
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	body := map[string]any{}
+	entries = onePage(entries, limit, body, func(e gengate.LedgerEntry) string {
+		return encodeCursor("l:" + strconv.FormatInt(e.ID, 10))
+	})
+	data := make([]map[string]any, 0, len(entries))
+	for _, e := range entries {
+		d := map[string]any{"id": strconv.FormatInt(e.ID, 10), "kind": e.Kind, "amount": e.Amount,
+			"balanceAfter": e.BalanceAfter, "createdAt": rfc3339(e.CreatedAt)}
+		if e.TaskID != "" {
+			d["taskId"] = e.TaskID
+		}
+		if e.Note != "" {
+			d["note"] = e.Note
+		}
+		data = append(data, d)
+	}
+	body["data"] = data
+	writeJSON(w, http.StatusOK, body)
 }
 
 // MaxUsageDays is the longest period GET /api/v1/account/usage sums.
@@ -272,58 +278,64 @@ var publicStatuses = map[string]bool{"processing": true, "succeeded": true, "fai
 // handleTasks is GET /api/generation/jobs: the account's tasks.
 func (a *api) handleTasks() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		f := gengate.TaskFilter{Status: q.Get("status"), ModelID: q.Get("modelId"), Type: q.Get("type")}
-		var err error
-		switch {
-		case f.Status != "" && !publicStatuses[f.Status]:
-			err = badField("status", "must be processing, succeeded, failed, needs_review or canceled")
-		case f.Type != "" && f.Type != "image" && f.Type != "video":
-			err = badField("type", `must be "image" or "video"`)
-		case len(f.ModelID) > 200:
-			err = badField("modelId", "is too long")
-		}
-		if v := q.Get("test"); v != "" && err == nil {
-			test, perr := strconv.ParseBool(v)
-			if perr != nil || (v != "true" && v != "false") {
-				err = badField("test", `must be "true" or "false"`)
-			}
-			f.Test = &test
-		}
-		if err == nil {
-			f.Limit, err = pageLimit(r)
-		}
-		if err == nil {
-			f.After, err = readTaskCursor(r)
-		}
-		csvOut := false
-		if err == nil {
-			csvOut, err = wantsCSV(r)
-		}
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		if csvOut { // exports.go
-			a.tasksCSV(w, r, apiKey(r).AccountID, f)
-			return
-		}
-		limit := f.Limit
-		f.Limit++
-		tasks, err := a.svc.Store.ListAccountTasks(r.Context(), apiKey(r).AccountID, f)
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		body := map[string]any{}
-		tasks = onePage(tasks, limit, body, func(t *gengate.Task) string { return createdCursor(t.CreatedAt, t.ID) })
-		data := make([]map[string]any, 0, len(tasks))
-		for _, t := range tasks {
-			data = append(data, a.taskRecord(r, t))
-		}
-		body["data"] = data
-		writeJSON(w, http.StatusOK, body)
+		a.tasksOf(w, r, apiKey(r).AccountID)
 	})
+}
+
+// tasksOf answers a page (or the CSV) of an account's tasks: the caller's
+// own, or, for an operator, the account named in the path.
+func (a *api) tasksOf(w http.ResponseWriter, r *http.Request, accountID string) {
+	q := r.URL.Query()
+	f := gengate.TaskFilter{Status: q.Get("status"), ModelID: q.Get("modelId"), Type: q.Get("type")}
+	var err error
+	switch {
+	case f.Status != "" && !publicStatuses[f.Status]:
+		err = badField("status", "must be processing, succeeded, failed, needs_review or canceled")
+	case f.Type != "" && f.Type != "image" && f.Type != "video":
+		err = badField("type", `must be "image" or "video"`)
+	case len(f.ModelID) > 200:
+		err = badField("modelId", "is too long")
+	}
+	if v := q.Get("test"); v != "" && err == nil {
+		test, perr := strconv.ParseBool(v)
+		if perr != nil || (v != "true" && v != "false") {
+			err = badField("test", `must be "true" or "false"`)
+		}
+		f.Test = &test
+	}
+	if err == nil {
+		f.Limit, err = pageLimit(r)
+	}
+	if err == nil {
+		f.After, err = readTaskCursor(r)
+	}
+	csvOut := false
+	if err == nil {
+		csvOut, err = wantsCSV(r)
+	}
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	if csvOut { // exports.go
+		a.tasksCSV(w, r, accountID, f)
+		return
+	}
+	limit := f.Limit
+	f.Limit++
+	tasks, err := a.svc.Store.ListAccountTasks(r.Context(), accountID, f)
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	body := map[string]any{}
+	tasks = onePage(tasks, limit, body, func(t *gengate.Task) string { return createdCursor(t.CreatedAt, t.ID) })
+	data := make([]map[string]any, 0, len(tasks))
+	for _, t := range tasks {
+		data = append(data, a.taskRecord(r, t))
+	}
+	body["data"] = data
+	writeJSON(w, http.StatusOK, body)
 }
 
 // addTaskDetails adds what the account area shows of a task besides its

@@ -22,6 +22,8 @@ func (a *api) adminRoutes(mux gatedMux) {
 	mux.Handle("GET /api/v1/admin/accounts", bodyNone, op(a.handleAdminAccounts()))
 	mux.Handle("POST /api/v1/admin/accounts", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminCreateAccount()))
 	mux.Handle("GET /api/v1/admin/accounts/{id}", bodyNone, op(a.handleAdminAccount()))
+	mux.Handle("GET /api/v1/admin/accounts/{id}/tasks", bodyNone, op(a.handleAdminAccountTasks()))
+	mux.Handle("GET /api/v1/admin/accounts/{id}/ledger", bodyNone, op(a.handleAdminAccountLedger()))
 	mux.Handle("POST /api/v1/admin/accounts/{id}/credits", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminCredits()))
 	mux.Handle("POST /api/v1/admin/accounts/{id}/link", bodyJSON(a.cfg.MaxJSONBody), op(a.handleAdminLink()))
 	mux.Handle("GET /api/v1/admin/review", bodyNone, op(a.handleAdminReview()))

@@ -19,6 +19,14 @@ func adminPaths() obj {
 			"400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN")}),
 			jsonBody(closed(obj{"credits": integer(), "count": integer(), "expiresAt": str()}, "credits")))},
 		"/api/v1/admin/accounts/{id}": obj{"get": op("Operator: one account with a page of its keys (limit, cursor)", true, obj{"200": response("the account with its keys", ref("AccountWithKeys")), "400": problem("INVALID_REQUEST naming the bad parameter"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}, pathAndQuery("id", "limit", "cursor"))},
+		"/api/v1/admin/accounts/{id}/tasks": obj{"get": op("Operator: one account's tasks, newest first (the filters of the account's own list)", true, obj{
+			"200": withCSV(response("a page of task records; with format=csv every matching task as CSV, streamed", page(ref("TaskRecord")))),
+			"400": problem("INVALID_REQUEST naming the bad parameter"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")},
+			pathAndQuery("id", "status", "modelId", "type", "test", "format", "limit", "cursor"))},
+		"/api/v1/admin/accounts/{id}/ledger": obj{"get": op("Operator: one account's ledger, newest first", true, obj{
+			"200": withCSV(response("a page of ledger entries; with format=csv the whole ledger as CSV, streamed", ref("LedgerPage"))),
+			"400": problem("INVALID_REQUEST naming the bad parameter"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")},
+			pathAndQuery("id", "format", "limit", "cursor"))},
 		"/api/v1/admin/accounts/{id}/credits": obj{"post": op("Operator: grant or remove credits", true, smallBody(obj{"200": response("the balance", object(obj{"remainingCredits": integer()}, "remainingCredits")),
 			"402": problem("INSUFFICIENT_CREDITS: removing more than the balance"), "400": problem("INVALID_REQUEST"), "403": problem("FORBIDDEN"), "404": problem("NOT_FOUND")}),
 			pathParam("id"), jsonBody(closed(obj{"credits": obj{"type": "integer", "not": obj{"const": 0}, "description": "negative removes credits"},

@@ -62,6 +62,8 @@ var operationIDs = map[string]string{
 	"GET /api/v1/admin/accounts":                    "adminListAccounts",
 	"POST /api/v1/admin/accounts":                   "adminCreateAccount",
 	"GET /api/v1/admin/accounts/{id}":               "adminGetAccount",
+	"GET /api/v1/admin/accounts/{id}/tasks":         "adminListAccountJobs",
+	"GET /api/v1/admin/accounts/{id}/ledger":        "adminListAccountLedger",
 	"POST /api/v1/admin/accounts/{id}/credits":      "adminGrantCredits",
 	"POST /api/v1/admin/accounts/{id}/link":         "adminCreateSignInLink",
 	"POST /api/v1/admin/codes":                      "adminCreateCodes",

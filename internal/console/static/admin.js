@@ -3,7 +3,7 @@
 import { get, post, qs, loadModels } from './api.js?v=__V__';
 import { h, replace, fmtDate, fmtNum, credits, badge, errorSlot, note, secretBox, field, table, busy, shortID } from './dom.js?v=__V__';
 import { go, current, refreshBalance } from './nav.js?v=__V__';
-import { dl, inputsView, optionPairs, modelName } from './views.js?v=__V__';
+import { dl, inputsView, optionPairs, modelName, costText } from './views.js?v=__V__';
 
 // ---------- accounts ----------
 
@@ -138,7 +138,37 @@ export async function accountPage(main, rest, _q, seq) {
     h('section', { class: 'card' }, h('h2', {}, 'Members'), table(['Email', 'Role', 'Since', ''], memberRows, 'No members.'), linkErr, linkOut),
     h('section', { class: 'card flush' }, h('h2', { class: 'pad' }, 'Keys'), table(['Name', 'Key', 'Created', 'Last used', '#Daily limit', 'Status'], (a.keys || []).map(k => [
       k.name, h('code', {}, k.prefix + '…'), fmtDate(k.createdAt), k.lastUsedAt ? fmtDate(k.lastUsedAt) : 'never',
-      k.spendLimit != null ? fmtNum(k.spendLimit) : '—', k.revokedAt ? badge('revoked', 'muted') : badge('active', 'ok')]), 'No keys.')));
+      k.spendLimit != null ? fmtNum(k.spendLimit) : '—', k.revokedAt ? badge('revoked', 'muted') : badge('active', 'ok')]), 'No keys.')),
+    accountListCard('Tasks', 'admin-tasks', '/api/v1/admin/accounts/' + encodeURIComponent(id) + '/tasks',
+      ['Task', 'Prompt', 'Created', 'Model', 'Status', '#Cost'], t => [
+        h('code', { title: t.jobId }, shortID(t.jobId)), t.prompt ? h('span', { class: 'prompt-cell', title: t.prompt }, t.prompt.length > 80 ? t.prompt.slice(0, 79) + '…' : t.prompt) : '—',
+        fmtDate(t.createdAt), modelName(t.modelId), badge(t.status), costText(t)], 'No tasks.', seq),
+    accountListCard('Ledger', 'admin-ledger', '/api/v1/admin/accounts/' + encodeURIComponent(id) + '/ledger',
+      ['Date', 'Kind', 'Note', '#Amount', '#Balance after'], e => [
+        fmtDate(e.createdAt), badge(e.kind, e.amount > 0 ? 'ok' : 'muted'), e.note || (e.taskId ? 'task ' + shortID(e.taskId) : ''),
+        (e.amount > 0 ? '+' : '') + fmtNum(e.amount), fmtNum(e.balanceAfter)], 'No entries.', seq));
+}
+
+// accountListCard shows one of an account's lists (its tasks, its ledger),
+// newest first, 10 at a time, with "Load more" and a CSV download.
+function accountListCard(title, id, path, heads, row, empty, seq) {
+  const body = h('div', { id });
+  const more = h('button', { type: 'button', class: 'btn small', id: id + '-more', hidden: true }, 'Load more');
+  const rows = [];
+  let cursor = '';
+  const load = async () => {
+    const page = await get(path + qs({ limit: 10, cursor }));
+    if (!current(seq)) return;
+    rows.push(...(page.data || []).map(row));
+    replace(body, table(heads, rows, empty));
+    cursor = page.nextCursor || '';
+    more.hidden = !cursor;
+  };
+  more.addEventListener('click', () => busy(more, load));
+  load().catch(e => { const err = errorSlot(); replace(body, err); err.show(e); });
+  return h('section', { class: 'card flush' },
+    h('div', { class: 'card-head pad' }, h('h2', {}, title), h('a', { class: 'btn small', href: path + '?format=csv', download: '' }, 'Download CSV')),
+    body, h('div', { class: 'pager' }, more));
 }
 
 // ---------- review queue ----------

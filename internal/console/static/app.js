@@ -398,11 +398,11 @@ async function ledgerPage(main, _rest, _q, seq) {
     if (!current(seq)) return;
     for (const e of page.data || []) {
       body.appendChild(h('tr', {},
-        h('td', {}, fmtDate(e.createdAt)), h('td', {}, badge(e.kind, e.kind === 'charge' ? 'muted' : ['refund', 'grant', 'purchase', 'redemption'].includes(e.kind) ? 'ok' : 'info')),
-        h('td', {}, e.taskId ? h('a', { href: '#/tasks/' + encodeURIComponent(e.taskId), class: 'mono' }, shortID(e.taskId)) : ''),
-        h('td', {}, e.note || ''),
-        h('td', { class: 'num ' + (e.amount < 0 ? 'neg' : 'pos') }, (e.amount > 0 ? '+' : '') + fmtNum(e.amount)),
-        h('td', { class: 'num' }, fmtNum(e.balanceAfter))));
+        h('td', { 'data-label': 'Date' }, fmtDate(e.createdAt)), h('td', { 'data-label': 'Kind' }, badge(e.kind, e.kind === 'charge' ? 'muted' : ['refund', 'grant', 'purchase', 'redemption'].includes(e.kind) ? 'ok' : 'info')),
+        h('td', { 'data-label': 'Task' }, e.taskId ? h('a', { href: '#/tasks/' + encodeURIComponent(e.taskId), class: 'mono' }, shortID(e.taskId)) : ''),
+        h('td', { 'data-label': 'Note' }, e.note || ''),
+        h('td', { class: 'num ' + (e.amount < 0 ? 'neg' : 'pos'), 'data-label': 'Amount' }, (e.amount > 0 ? '+' : '') + fmtNum(e.amount)),
+        h('td', { class: 'num', 'data-label': 'Balance after' }, fmtNum(e.balanceAfter))));
     }
     cursor = page.nextCursor || '';
     more.hidden = !cursor;

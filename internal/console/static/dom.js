@@ -1,5 +1,6 @@
 // dom.js: small helpers to build the page from data without innerHTML, so
 // nothing the API returns is ever parsed as markup.
+import { state } from './api.js?v=__V__';
 
 // h builds an element: h('a', {href: '#/', class: 'x', onclick: f}, 'text', child...).
 export function h(tag, attrs, ...children) {
@@ -58,22 +59,78 @@ export function placeholderTag() {
   return h('span', { class: 'badge placeholder', title: 'made by the sandbox engine: a deterministic placeholder, not AI output' }, 'placeholder');
 }
 
-// problemBox shows an API refusal: title, detail, code and each field error.
+// HTTP reason phrases are no titles for a person: an answer whose title is
+// one shows its detail (or a plain word for its code) instead.
+const reasonPhrases = new Set(['Bad Request', 'Unauthorized', 'Payment Required', 'Forbidden', 'Not Found', 'Method Not Allowed',
+  'Conflict', 'Gone', 'Request Entity Too Large', 'Payload Too Large', 'Content Too Large', 'Unsupported Media Type', 'Unprocessable Entity',
+  'Unprocessable Content', 'Too Many Requests', 'Internal Server Error', 'Bad Gateway', 'Service Unavailable', 'Gateway Timeout']);
+
+// plainTitles say what went wrong for the codes a person meets most.
+const plainTitles = {
+  INPUT_UNSUPPORTED_TYPE: 'This file type cannot be used: choose a PNG, JPEG, WebP or GIF image, or an MP4, MOV or WebM video.',
+  INPUT_UNDECODABLE: 'This file could not be read as an image or video.',
+  INPUT_TOO_LARGE: 'This file is too large.',
+  PAYLOAD_TOO_LARGE: 'This is too large to send.',
+  INPUT_ADDRESS_NOT_ALLOWED: 'This URL points to a private or local network address, which this server does not fetch.',
+  INPUT_FORBIDDEN: 'This file belongs to another account.',
+  INSUFFICIENT_CREDITS: 'Not enough credits for this.',
+  SPEND_LIMIT_EXCEEDED: 'This key has reached its daily spend limit.',
+  RATE_LIMITED: 'Too many requests at once: wait a moment and try again.',
+  NETWORK: 'The server could not be reached: check the connection and try again.',
+  OVERLOADED: 'The server is busy: try again in a moment.',
+};
+
+// forPerson drops, for a member who is not an operator, the clauses of a
+// message that name a server flag (--allow-private-inputs and the like):
+// only the operator can act on them.
+function forPerson(text) {
+  const s = String(text || '');
+  if (!s.includes('--') || (state.session && state.session.operator)) return s;
+  return s.split(/(?<=[.;])\s+|;\s*/).filter(c => !/--[a-z]/.test(c)).join('; ').replace(/[;,]\s*$/, '');
+}
+
+function capital(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) : s; }
+
+// problemBox shows an API refusal once, in plain words: a title (the
+// code's plain words, the problem's own title unless it is an HTTP reason
+// phrase, or else its detail), the detail when it adds something, each
+// field's message, and the code small for support.
 export function problemBox(err) {
   const p = (err && err.problem) || { title: 'Error', detail: String(err && err.message || err) };
   const fields = Array.isArray(p.errors) ? p.errors : [];
+  const detail = forPerson(p.detail);
+  let title = plainTitles[p.code] || (p.title && !reasonPhrases.has(p.title) ? p.title : '');
+  let rest = detail;
+  if (!title) { title = capital(detail) || 'Something went wrong'; rest = ''; }
+  if (rest && title.toLowerCase().includes(rest.toLowerCase())) rest = '';
+  const shownFields = fields.filter(f => {
+    const m = forPerson(f.message || f.detail || '');
+    return m && !(title + ' ' + rest).toLowerCase().includes(m.toLowerCase());
+  });
   return h('div', { class: 'problem', role: 'alert' },
-    h('strong', {}, p.title || 'Error'),
-    p.detail ? h('span', {}, ' — ', p.detail) : null,
-    p.code ? h('code', { class: 'code' }, p.code) : null,
-    fields.length ? h('ul', {}, fields.map(f => h('li', {},
-      h('code', {}, f.field || f.name || ''), ' ', f.message || f.detail || '', f.code ? h('span', { class: 'muted' }, ` (${f.code})`) : null))) : null);
+    h('strong', {}, title),
+    rest ? h('span', {}, ' ', capital(rest).replace(/([^.!?])$/, '$1.')) : null,
+    shownFields.length ? h('ul', {}, shownFields.map(f => h('li', {}, labelWords(f.field || f.name || ''), ': ', forPerson(f.message || f.detail || '')))) : null,
+    p.code ? h('small', { class: 'code muted' }, p.code) : null);
+}
+
+// labelWords turns a field name into words (aspectRatio -> "Aspect ratio").
+function labelWords(name) {
+  const n = String(name).replace(/^inputs\./, '');
+  const w = n.replace(/Url$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return capital(w);
 }
 
 // errorSlot returns an element to show a form's error in, with show/clear.
+// Showing an error removes the success notes of the same form or card, so
+// a stale green note never stands beside a new red error.
 export function errorSlot() {
   const el = h('div', { class: 'error-slot' });
-  el.show = (err) => replace(el, problemBox(err));
+  el.show = (err) => {
+    const scope = el.closest('form, section, .card');
+    if (scope) scope.querySelectorAll('.note.ok').forEach(n => n.remove());
+    replace(el, problemBox(err));
+  };
   el.clear = () => clear(el);
   return el;
 }
@@ -125,7 +182,8 @@ export function table(heads, rows, empty = 'Nothing yet.') {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
   return h('div', { class: 'table-wrap' }, h('table', {},
     h('thead', {}, h('tr', {}, heads.map(x => h('th', { scope: 'col', class: x.startsWith('#') ? 'num' : '' }, x.replace(/^#/, ''))))),
-    h('tbody', {}, rows.map(r => h('tr', r.attrs || {}, (r.cells || r).map((c, i) => h('td', { class: heads[i] && heads[i].startsWith('#') ? 'num' : '' }, c)))))));
+    h('tbody', {}, rows.map(r => h('tr', r.attrs || {}, (r.cells || r).map((c, i) => h('td', {
+      class: heads[i] && heads[i].startsWith('#') ? 'num' : '', 'data-label': heads[i] ? heads[i].replace(/^#/, '') : null }, c)))))));
 }
 
 // busy disables a button while f runs and returns f's result.

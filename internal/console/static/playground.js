@@ -8,7 +8,7 @@
 import { state, api, get, loadModels, modelByID } from './api.js?v=__V__';
 import { h, replace, credits, badge, placeholderTag, errorSlot, field, problemBox, shortID, clear } from './dom.js?v=__V__';
 import { go, current, refreshBalance } from './nav.js?v=__V__';
-import { outputsView } from './views.js?v=__V__';
+import { outputsView, labelOf, elapsedText } from './views.js?v=__V__';
 
 // A 1×1 PNG: what the quote gets for an image input not chosen yet, or
 // chosen as a file (the quote never fetches inputs; the price does not
@@ -33,13 +33,43 @@ export async function playgroundPage(main, rest, q, seq) {
     if (!current(seq)) return;
     if (from && from.modelId !== model.id) from = null;
   }
+  // The model picker: grouped (images, videos, operations on files), with
+  // a search box that narrows the list by name, id or description.
+  const groups = [
+    ['Images', m => m.type === 'image' && m.engine !== 'builtin'],
+    ['Videos', m => m.type === 'video' && m.engine !== 'builtin'],
+    ['Operations on files', m => m.engine === 'builtin'],
+  ];
   const picker = h('select', { id: 'pg-model', name: 'model' },
-    ['image', 'video'].map(type => {
-      const ms = models.filter(m => m.type === type);
-      return ms.length ? h('optgroup', { label: type === 'image' ? 'Images' : 'Videos' },
-        ms.map(m => h('option', { value: m.id, selected: m.id === model.id }, m.name + (m.placeholder ? ' (placeholder)' : '')))) : null;
+    groups.map(([label, pick]) => {
+      const ms = models.filter(pick);
+      return ms.length ? h('optgroup', { label },
+        ms.map(m => h('option', { value: m.id, selected: m.id === model.id, dataset: { search: (m.name + ' ' + m.id + ' ' + (m.description || '')).toLowerCase() } },
+          m.name + (m.placeholder ? ' (placeholder)' : '')))) : null;
     }));
   picker.addEventListener('change', () => go('#/playground/' + encodeURIComponent(picker.value)));
+  const search = h('input', { type: 'search', id: 'pg-model-search', placeholder: 'Name, id or words of its description', autocomplete: 'off' });
+  const found = h('small', { class: 'hint', id: 'pg-model-found', role: 'status' });
+  const narrow = () => {
+    const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let n = 0;
+    let first = null;
+    for (const o of picker.querySelectorAll('option')) {
+      const ok = words.every(w => o.dataset.search.includes(w));
+      o.hidden = !ok;
+      if (ok) { n++; first = first || o; }
+    }
+    for (const g of picker.querySelectorAll('optgroup')) g.hidden = !g.querySelector('option:not([hidden])');
+    found.textContent = words.length ? (n ? `${n} model${n === 1 ? '' : 's'} match; choose one below.` : 'No model matches.') : '';
+    return first;
+  };
+  search.addEventListener('input', narrow);
+  search.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Enter') return;
+    ev.preventDefault();
+    const first = narrow();
+    if (first && first.value !== model.id) go('#/playground/' + encodeURIComponent(first.value));
+  });
 
   const controls = []; // {f, get(forQuote) -> value | undefined}
   const form = h('form', { id: 'pg-form', class: 'stack', novalidate: true });
@@ -84,17 +114,39 @@ export async function playgroundPage(main, rest, q, seq) {
 
   let quoteSeq = 0;
   let quoteTimer = null;
+  let overBalance = false; // the price is more than the balance: Generate waits
+  let running = false;      // a submission is in flight
+  const setSubmit = () => { submit.disabled = running || overBalance; };
   const quote = async () => {
     const n = ++quoteSeq;
+    // A required field without a default and not filled in yet: say what
+    // to choose, rather than asking a quote that can only be refused.
+    const missing = controls.filter(c => c.f.required && c.get(true) === undefined);
+    if (missing.length) {
+      overBalance = false;
+      setSubmit();
+      replace(price, h('span', { class: 'muted', id: 'pg-price-empty' }, 'Choose ' + missing.map(c => labelOf(c.f.name).toLowerCase()).join(' and ') + ' to see the price.'));
+      submit.textContent = 'Generate';
+      return;
+    }
     try {
       const q = await api('POST', '/api/v1/quote', body(true)).then(r => r.data);
       if (n !== quoteSeq || !current(seq)) return;
+      overBalance = typeof q.remainingCredits === 'number' && q.cost > q.remainingCredits;
+      setSubmit();
+      refreshBalance(q.remainingCredits);
       replace(price, h('span', {}, 'Price: ', h('strong', { id: 'pg-cost', 'data-cost': q.cost }, credits(q.cost))),
-        h('span', { class: 'muted' }, ` · balance ${credits(q.remainingCredits)} · engine ${q.engine}`), q.placeholder ? [' ', placeholderTag()] : null);
+        h('span', { class: 'muted' }, ` · balance ${credits(q.remainingCredits)}`), q.placeholder ? [' ', placeholderTag()] : null,
+        overBalance ? h('p', { class: 'note warn', id: 'pg-over-balance' }, `This costs more than the balance of ${credits(q.remainingCredits)}. `,
+          h('a', { href: '#/' }, 'Add credits'), ' or choose cheaper options.') : null);
       submit.textContent = `Generate · ${credits(q.cost)}`;
     } catch (e) {
       if (n !== quoteSeq || !current(seq)) return;
-      replace(price, h('span', { class: 'muted' }, 'Price unavailable: '), problemBox(e));
+      overBalance = false;
+      setSubmit();
+      // One short line here; the full refusal shows once, under the form,
+      // if Generate is pressed.
+      replace(price, h('span', { class: 'muted' }, 'Price unavailable: ', problemBox(e).querySelector('strong').textContent));
       submit.textContent = 'Generate';
     }
   };
@@ -118,7 +170,8 @@ export async function playgroundPage(main, rest, q, seq) {
     }
     const run = ++runID;
     const key = crypto.randomUUID(); // one per submission: a retried request cannot charge twice
-    submit.disabled = true;
+    running = true;
+    setSubmit();
     submit.setAttribute('aria-busy', 'true');
     replace(result, h('h2', {}, 'Result'), h('p', { class: 'status', 'data-status': 'submitting' }, h('span', { class: 'spinner' }), ' Submitting…'));
     let r;
@@ -128,7 +181,8 @@ export async function playgroundPage(main, rest, q, seq) {
         accept: [202],
       });
     } catch (e) {
-      submit.disabled = false;
+      running = false;
+      setSubmit();
       submit.removeAttribute('aria-busy');
       if (!current(seq)) return;
       const jobId = e.problem && e.problem.jobId;
@@ -142,8 +196,10 @@ export async function playgroundPage(main, rest, q, seq) {
       refreshBalance();
       return;
     }
-    submit.disabled = false;
+    running = false;
+    setSubmit();
     submit.removeAttribute('aria-busy');
+    refreshBalance(); // the task is charged: the header says so at once
     const jobId = r.data.jobId;
     await follow(result, jobId, run, seq);
     if (run === runID) quote();
@@ -153,12 +209,13 @@ export async function playgroundPage(main, rest, q, seq) {
     h('h1', {}, 'Playground'),
     h('div', { class: 'playground' },
       h('section', { class: 'card' },
+        field('Find a model', search), found,
         field('Model', picker),
         h('div', { class: 'model-info' },
           h('div', {}, h('strong', {}, model.name), ' ', h('code', {}, model.id), ' ', badge(model.type, 'info'), ' ', model.placeholder ? placeholderTag() : badge(model.engine, 'muted')),
           model.description ? h('p', { class: 'muted' }, model.description) : null,
           model.placeholder ? h('p', { class: 'note warn' }, 'No upstream provider serves this model here: the sandbox engine answers with placeholder images and videos, not AI output.') : null,
-          h('p', { class: 'muted small' }, `From ${credits(model.credits)}`, model.pricing && model.pricing.note ? ` · ${model.pricing.note}` : '',
+          h('p', { class: 'muted small' }, `From ${credits(model.credits)}`, model.pricing && model.pricing.note ? ` · ${pricingNote(model.pricing.note)}` : '',
             model.typicalLatencySeconds ? ` · typically ${model.typicalLatencySeconds} s` : '')),
         form),
       result));
@@ -180,7 +237,8 @@ async function follow(result, jobId, run, seq) {
     if (run !== runID || !current(seq)) return;
     const link = h('a', { href: '#/tasks/' + encodeURIComponent(jobId), class: 'mono' }, 'Task ' + shortID(jobId));
     if (t.status === 'processing') {
-      show(h('p', { class: 'status', 'data-status': 'processing' }, h('span', { class: 'spinner' }), ' Processing… ', link));
+      show(h('p', { class: 'status', 'data-status': 'processing' }, h('span', { class: 'spinner' }), ' Processing… ', link,
+        h('span', { class: 'muted', id: 'pg-elapsed' }, ' · ' + elapsedText(t))));
       await new Promise(res => setTimeout(res, delay));
       delay = Math.min(delay * 1.5, 3000);
       continue;
@@ -199,7 +257,7 @@ async function follow(result, jobId, run, seq) {
 
 // inputControl builds the control of an input (prompt, image, video).
 function inputControl(f, form) {
-  const label = labelOf(f);
+  const label = labelOf(f.name);
   if (f.kind === 'image' || f.kind === 'video') {
     const accept = f.kind === 'image' ? 'image/png,image/jpeg,image/webp,image/gif' : 'video/mp4,video/quicktime,video/webm';
     const file = h('input', { type: 'file', accept, name: f.name + '.file', 'data-input': f.name, id: 'pg-file-' + f.name.replace('.', '-') });
@@ -268,7 +326,7 @@ function inputControl(f, form) {
 // optionControl builds the control of an option (enum, int, number, bool, text).
 function optionControl(f, box) {
   const id = 'pg-opt-' + f.name.replace('.', '-');
-  const label = labelOf(f);
+  const label = labelOf(f.name);
   const hint = [f.description, f.min != null || f.max != null ? `${f.min ?? ''}–${f.max ?? ''}` : ''].filter(Boolean).join(' · ');
   let el, get;
   if (f.kind === 'bool') {
@@ -317,8 +375,11 @@ function fmtSize(n) {
   return (n / 1024 / 1024).toFixed(1) + ' MB';
 }
 
-function labelOf(f) {
-  const n = f.name.replace(/^inputs\./, '');
-  const words = n.replace(/Url$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
+// pricingNote is a model's pricing note for the holder: without the
+// spec's jargon, and without the upstream's own prices unless the reader
+// is an operator.
+function pricingNote(text) {
+  let t = String(text).replace(/\s*\(spec:[^)]*\)/g, '');
+  if (!(state.session && state.session.operator)) t = t.replace(/\s*Upstream:.*$/, '');
+  return t.trim();
 }
