@@ -297,7 +297,6 @@ function creditsCard() {
   rform.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     rerr.clear();
-    replace(done); // a success note never stays beside a new refusal
     try {
       const r = await busy(rbutton, () => post('/api/v1/account/redeem', { code: code.value }));
       refreshBalance(r.remainingCredits);
