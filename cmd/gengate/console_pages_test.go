@@ -195,6 +195,9 @@ func TestConsoleCancelTask(t *testing.T) {
 	if b.count("#task-cancel") != 0 {
 		t.Errorf("a canceled task still offers Cancel")
 	}
+	if got := b.text("#main .grid2"); !strings.Contains(got, "Aspect ratio") || strings.Contains(got, "aspectRatio") {
+		t.Errorf("the task's options are not named in words: %q", got)
+	}
 	// Run again: the playground with the task's prompt and options.
 	b.click("#task-rerun")
 	b.do("the playground", chromedp.WaitVisible(chromedp.CSS("#pg-form")))
@@ -571,6 +574,23 @@ func TestConsoleOperatorAccount(t *testing.T) {
 	if got := evalIn[string](b, `document.querySelector('#main').innerText`); !strings.Contains(got, "held@example.com") {
 		t.Errorf("the account's members are not shown")
 	}
+	accountHash := evalIn[string](b, `location.hash`)
+
+	// The operator's pages on a phone: nothing past the screen's edge, no
+	// table scrolling sideways, every field labelled.
+	b.do("a phone", chromedp.EmulateViewport(390, 844))
+	for _, pg := range []struct{ hash, ready string }{{"#/admin/accounts", "#accounts-list tbody tr"}, {accountHash, "#admin-ledger tbody tr"},
+		{"#/admin/review", "#review-empty"}, {"#/admin/engines", ".engine"}} {
+		evalIn[chromedp.Void](b, `location.hash = `+js(pg.hash))
+		b.do("open "+pg.hash, chromedp.WaitVisible(chromedp.CSS(pg.ready)))
+		b.waitFor("the focus on the heading of "+pg.hash, `document.activeElement && document.activeElement.tagName === 'H1'`)
+		if bad := evalIn[[]string](b, overflowJS); len(bad) > 0 {
+			t.Errorf("%s at 390 px: %v", pg.hash, bad)
+		}
+		if bad := evalIn[[]string](b, unlabelledJS); len(bad) > 0 {
+			t.Errorf("%s: fields without a label: %v", pg.hash, bad)
+		}
+	}
 	b.noErrors()
 }
 
@@ -596,9 +616,10 @@ const unlabelledJS = `Array.from(document.querySelectorAll('#app input, #app sel
 	.filter(e => e.type !== 'hidden' && !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
 	.map(e => e.tagName.toLowerCase() + '[name=' + e.name + ']#' + e.id)`
 
-// TestConsolePhoneAndAccessibility walks the holder's pages at 390 px:
-// nothing reaches past the screen's edge and no table scrolls sideways,
-// and the header and navigation leave most of the screen to the page.
+// TestConsolePhoneAndAccessibility walks the holder's pages at 1280 and
+// 390 px (a key name and a prompt holding markup show as text on each):
+// at 390 px nothing reaches past the screen's edge and no table scrolls
+// sideways, and the header and navigation leave most of the screen to the page.
 // On every page each field has a label, the focus is on the page's heading
 // after navigating, only status regions are aria-live, and the skip link
 // moves the focus to the heading. The playground: a required option with
@@ -613,9 +634,10 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 	base := p.base
 	b := startBrowser(t)
 	b.useLink(setupLink(t, dir, base, "phone@example.com", 10, false), "phone password 1")
-	key := b.newKey(base, "phone key with a rather long name")
+	// A key name and a prompt with markup: shown as text, never run.
+	key := b.newKey(base, `phone key <img src=x onerror="window.__xss=1">`)
 	r := mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux",
-		"prompt": "a very long prompt that goes on and on about a lighthouse on a cliff over a stormy sea at dawn, with gulls"}, nil)
+		"prompt": "a very long prompt that goes on and on about a lighthouse on a cliff over a stormy sea at dawn, with gulls <script>window.__xss=2</script><img src=x onerror=window.__xss=3>"}, nil)
 	wantCode(t, r, http.StatusOK)
 	jobID := r.str("jobId")
 
@@ -633,6 +655,9 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 			b.waitFor("the focus on the heading of "+pg.hash, `document.activeElement && document.activeElement.tagName === 'H1'`)
 			if bad := evalIn[[]string](b, unlabelledJS); len(bad) > 0 {
 				t.Errorf("%s: fields without a label: %v", pg.hash, bad)
+			}
+			if ran := evalIn[bool](b, `window.__xss !== undefined || !!document.querySelector('#app img[src="x"], #app script')`); ran {
+				t.Errorf("%s: markup from the API became elements", pg.hash)
 			}
 			if live := evalIn[[]string](b, `Array.from(document.querySelectorAll('[aria-live]')).filter(e => e.querySelector('h1, nav, form')).map(e => e.id || e.tagName)`); len(live) > 0 {
 				t.Errorf("%s: aria-live regions holding whole pages or forms: %v", pg.hash, live)
@@ -694,6 +719,10 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 	}
 	b.choose("#pg-opt-numOutputs", "1")
 	b.waitFor("the warning gone, Generate enabled", `!document.querySelector('#pg-over-balance') && !document.querySelector('#pg-submit').disabled`)
+
+	if got := b.text(".model-info"); strings.Contains(got, "spec:") || strings.Contains(got, "Upstream:") {
+		t.Errorf("the model's pricing note speaks jargon to a holder: %q", got)
+	}
 
 	// The model search narrows the grouped picker; Enter opens the first match.
 	b.fill("#pg-model-search", "kling")
