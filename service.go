@@ -97,6 +97,9 @@ type Service struct {
 	// account's endpoints (default DefaultMaxWebhookEndpoints).
 	WebhookOverlap      time.Duration
 	MaxWebhookEndpoints int
+	// Takeovers, when set, counts the claims that took a task over from a
+	// worker whose lease ran out (takeover.go).
+	Takeovers *LeaseTakeovers
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.
@@ -631,7 +634,9 @@ func (s *Service) RunNext(ctx context.Context) (bool, error) {
 // then run one step of each with Step.
 func (s *Service) ClaimDue(ctx context.Context, limit int) ([]*Task, error) {
 	if c, ok := s.Store.(StepClaimer); ok {
-		return c.ClaimSteps(ctx, s.Owner, s.now(), s.lease(), limit)
+		tasks, err := c.ClaimSteps(ctx, s.Owner, s.now(), s.lease(), limit)
+		s.noteTakeovers(ctx, tasks)
+		return tasks, err
 	}
 	return s.Store.ClaimTasks(ctx, s.Owner, s.now(), s.lease(), limit)
 }

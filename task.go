@@ -95,6 +95,10 @@ type Task struct {
 	// submit, while Status still says queued, as the task was before the
 	// claim: the submit step need not write the checkpoint again.
 	Checkpointed bool
+	// TakenOver is the lease token of another claim whose lease had run
+	// out when the claim that returned the task (StepClaimer) took it: a
+	// worker died or was cut off mid-step. Empty when the task was free.
+	TakenOver string
 	// RunAt is when the next step is due.
 	RunAt       time.Time
 	CreatedAt   time.Time

@@ -177,6 +177,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 		WebhookOverlap:      cfg.WebhookOverlap,
 		MaxWebhookEndpoints: cfg.MaxWebhookEndpoints,
 		MaxKeys:             cfg.MaxKeys,
+		Takeovers:           &gengate.LeaseTakeovers{},
 	}
 	if cfg.Role != "worker" && cfg.KeyCache > 0 { // workers authenticate no one
 		svc.Keys = gengate.NewKeyCache(store, cfg.KeyRefresh, cfg.KeyCache)
@@ -211,7 +212,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	// Every role's operator surfaces (watch.go).
 	metrics := httpapi.NewMetrics(store, cfg.MetricsRefresh, log)
 	if err := errors.Join(metrics.Register(writeStagesCollector{store}), metrics.Register(queueCollector{store, log}),
-		metrics.Register(listenCollector{store})); err != nil {
+		metrics.Register(listenCollector{store}), metrics.Register(takeoverCollector{svc.Takeovers})); err != nil {
 		return err
 	}
 	if replication != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/sqlstore"
 )
 
@@ -64,4 +65,17 @@ func (c listenCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(listenFailuresDesc, prometheus.CounterValue, float64(c.store.ListenFailures()))
+}
+
+// takeoverCollector reports the task leases this process's workers took
+// over from a worker whose lease ran out (gengate.LeaseTakeovers).
+type takeoverCollector struct{ c *gengate.LeaseTakeovers }
+
+var takeoversDesc = prometheus.NewDesc("gengate_lease_takeovers_total",
+	"Task steps this process's workers claimed after another worker's lease on them ran out (a worker killed, hung or cut off mid-step); each is logged at WARN with its jobId and previousOwner.", nil, nil)
+
+func (c takeoverCollector) Describe(ch chan<- *prometheus.Desc) { ch <- takeoversDesc }
+
+func (c takeoverCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(takeoversDesc, prometheus.CounterValue, float64(c.c.Count()))
 }

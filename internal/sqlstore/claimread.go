@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -51,6 +52,9 @@ type claimedRow struct {
 	rowid  int64
 	id     string
 	queued bool // queued before the claim (checkpointed by ClaimSteps)
+	// prevLease is the lease token the row held before the claim, one
+	// that had run out (ClaimSteps: gengate.Task.TakenOver).
+	prevLease string
 }
 
 // claimThenRead is claimTasks on SQLite: the lease (and checkpoint) in the
@@ -60,6 +64,16 @@ func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lea
 	var claimed []claimedRow
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		claimed = claimed[:0]
+		var prev map[int64]string
+		if checkpoint {
+			// The leases the claim takes over, read before it rewrites
+			// them (RETURNING has only the new values): the same selection
+			// in the same transaction of the one writer.
+			var err error
+			if prev, err = s.expiredLeases(ctx, tx, now, limit); err != nil {
+				return err
+			}
+		}
 		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
@@ -72,7 +86,7 @@ func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lea
 			if err := rows.Scan(&c.rowid, &c.id, &status); err != nil {
 				return err
 			}
-			c.queued = status == string(gengate.StatusQueued)
+			c.queued, c.prevLease = status == string(gengate.StatusQueued), prev[c.rowid]
 			if c.queued {
 				queued = append(queued, c.id)
 			}
@@ -134,8 +148,12 @@ func (s *DB) readClaimed(ctx context.Context, token string, claimed []claimedRow
 		return nil, nil, fmt.Errorf("read the claimed tasks: %d of %d found", len(raw), len(claimed))
 	}
 	queued := make(map[string]bool, len(claimed))
+	prev := map[string]string{}
 	for _, c := range claimed {
 		queued[c.id] = c.queued
+		if c.prevLease != "" {
+			prev[c.id] = c.prevLease
+		}
 	}
 	out = make([]*gengate.Task, 0, len(raw))
 	for _, r := range raw {
@@ -145,6 +163,7 @@ func (s *DB) readClaimed(ctx context.Context, token string, claimed []claimedRow
 		if checkpoint && queued[r.t.ID] {
 			r.t.Status, r.t.Checkpointed = gengate.StatusQueued, true
 		}
+		r.t.TakenOver = prev[r.t.ID]
 		t, err := r.decode()
 		if err != nil {
 			r.t.ErrorMessage = err.Error()
@@ -154,6 +173,30 @@ func (s *DB) readClaimed(ctx context.Context, token string, claimed []claimedRow
 		out = append(out, t)
 	}
 	return out, unreadable, nil
+}
+
+// expiredLeases returns, by rowid, the lease tokens of the rows the
+// claim at now is about to take whose lease ran out under another claim.
+func (s *DB) expiredLeases(ctx context.Context, tx *sql.Tx, now time.Time, limit int) (map[int64]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, lease_token FROM tasks WHERE rowid IN (`+
+		strings.ReplaceAll(s.dueTasks(limit), "$3", "$1")+`) AND lease_token <> ''`, ms(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out map[int64]string
+	for rows.Next() {
+		var rowid int64
+		var tok string
+		if err := rows.Scan(&rowid, &tok); err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[int64]string{}
+		}
+		out[rowid] = tok
+	}
+	return out, rows.Err()
 }
 
 // claimedRowids is the claimed rows' rowids as a JSON array, for

@@ -56,7 +56,7 @@ func (s *DB) ClaimPlan(ctx context.Context, now time.Time, generic bool) (string
 // gengate_claim_steps, which also moves the claimed queued tasks to
 // submitting; on SQLite the plan of the claim, which is ClaimTasks'.
 func (s *DB) ClaimStepsPlan(ctx context.Context, now time.Time, generic bool) (string, error) {
-	return s.claimPlanOf(ctx, "gengate_claim_steps", now, generic)
+	return s.claimPlanOf(ctx, "gengate_claim_steps_from", now, generic)
 }
 
 func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic bool) (string, error) {

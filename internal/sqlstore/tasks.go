@@ -21,6 +21,34 @@ const taskColumns = `id, account_id, model_id, type, status, prompt, options, in
 
 const active = `('queued','submitting','running')`
 
+// stepClaimColumns are taskColumns of the composite t that
+// gengate_claim_steps_from returns, then its prev_lease.
+var stepClaimColumns = func() string {
+	cols := strings.Split(strings.ReplaceAll(taskColumns, "\n\t", " "), ", ")
+	for i, c := range cols {
+		c = strings.TrimSpace(c)
+		switch {
+		case strings.HasPrefix(c, "COALESCE("):
+			cols[i] = "COALESCE((t)." + strings.TrimPrefix(c, "COALESCE(")
+		case strings.HasPrefix(c, "'"): // the rest of a COALESCE
+			cols[i] = c
+		default:
+			cols[i] = "(t)." + c
+		}
+	}
+	return strings.Join(cols, ", ") + ", prev_lease"
+}()
+
+// withLast is a scanner that scans one more column, the last, into last.
+func withLast(row scanner, last *string) scanner { return lastScanner{row, last} }
+
+type lastScanner struct {
+	row  scanner
+	last *string
+}
+
+func (l lastScanner) Scan(dest ...any) error { return l.row.Scan(append(dest, l.last)...) }
+
 type scanner interface{ Scan(...any) error }
 
 // scanTasks reads every row of a task query and closes the rows; nil when
@@ -489,23 +517,32 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 	query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
 	if checkpoint {
 		// The claim and the checkpoint in one statement, which returns
-		// the rows with the status they had before (migration 00031).
-		query = strings.Replace(query, "gengate_claim_tasks", "gengate_claim_steps", 1)
+		// the rows with the status they had before (migration 00031) and
+		// the lease each held (00035).
+		query = `SELECT ` + stepClaimColumns + ` FROM gengate_claim_steps_from($1, $2, $3, $4)`
 	}
 	var raw []taskRow
+	var prev []string
 	claim := func(ctx context.Context, q dbtx) error {
-		raw = raw[:0]
+		raw, prev = raw[:0], prev[:0]
 		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := scanTaskRow(rows)
+			var p string
+			var r taskRow
+			var err error
+			if checkpoint {
+				r, err = scanTaskRow(withLast(rows, &p))
+			} else {
+				r, err = scanTaskRow(rows)
+			}
 			if err != nil {
 				return err
 			}
-			raw = append(raw, r)
+			raw, prev = append(raw, r), append(prev, p)
 		}
 		return rows.Err()
 	}
@@ -516,8 +553,11 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 	// The JSON columns are decoded after the commit, under the rule of
 	// claimread.go for a row that cannot be.
 	out := make([]*gengate.Task, 0, len(raw))
-	for _, r := range raw {
+	for i, r := range raw {
 		r.t.Checkpointed = checkpoint && r.t.Status == gengate.StatusQueued
+		if checkpoint {
+			r.t.TakenOver = prev[i]
+		}
 		t, derr := r.decode()
 		if derr != nil {
 			r.t.ErrorMessage = derr.Error()
