@@ -129,6 +129,9 @@ type Progress struct {
 	// Report is what the engine learned of unfinished work (progress.go);
 	// nil when it learned nothing.
 	Report *Report
+	// Cost is what the provider charges for the finished work, when the
+	// engine can tell (upstreamcost.go); nil when it cannot.
+	Cost *UpstreamCost
 }
 
 // Output is one finished file: held in memory (Data: the sandbox, builtin

@@ -56,6 +56,7 @@ func (s *Service) succeed(ctx context.Context, t *Task, p Progress) error {
 		})
 	}
 	t.Status = StatusSucceeded
+	t.UpstreamCost = upstreamCost(t, p)
 	return s.finish(ctx, t, 0)
 }
 

@@ -110,6 +110,11 @@ type Task struct {
 	// webhookUrl), or "". The store keeps it beside the task (written with
 	// it, read only when the task finishes).
 	WebhookURL string
+	// UpstreamCost is what the provider charged for a succeeded task's
+	// work (upstreamcost.go), set when it succeeds on a provider's engine;
+	// the store keeps it apart from the task (written with the final
+	// state, read only in sums).
+	UpstreamCost *UpstreamCost
 }
 
 // Creation is a finished output file. Creations outlive task records.

@@ -373,6 +373,16 @@ func (a *api) handleAdminEngines() http.Handler {
 		for _, c := range reg.Retired {
 			out[c.Engine] = append(out[c.Engine], retired{ModelID: c.ModelID, Upstream: c.Upstream, State: c.State, Reason: c.Reason})
 		}
+		// Credits charged against upstream cost over the last 30 days, by
+		// provider (upstreamcost.go); left out when the store cannot sum.
+		costs := map[string][]gengate.ModelCost{}
+		all, err := a.svc.UpstreamCosts(r.Context())
+		if err != nil {
+			a.log.WarnContext(r.Context(), "upstream cost sums", "err", err)
+		}
+		for _, c := range all {
+			costs[c.Engine] = append(costs[c.Engine], c)
+		}
 		data := make([]map[string]any, 0, len(names))
 		for _, n := range names {
 			ms := models[n]
@@ -391,6 +401,13 @@ func (a *api) handleAdminEngines() http.Handler {
 				}
 				if !reg.CheckedAt.IsZero() {
 					e["registryCheckedAt"] = rfc3339(reg.CheckedAt)
+				}
+				if err == nil {
+					cs := costs[n]
+					if cs == nil {
+						cs = []gengate.ModelCost{}
+					}
+					e["costs"] = cs
 				}
 			}
 			if engineKind(n) != "provider" {

@@ -123,7 +123,10 @@ func openAPISchemas(c *gengate.Catalog) obj {
 		"status": obj{"type": "string", "enum": []string{"ok", "unreachable", "unknown"}}, "checkedAt": str(),
 		"retiredRoutes":       arr(object(obj{"modelId": str(), "upstream": str(), "state": obj{"type": "string", "enum": []string{gengate.RouteUnknown, gengate.RouteDeprecated}}, "reason": str()}, "modelId", "upstream", "state", "reason")),
 		"registryUnreachable": obj{"type": "string", "description": "why the provider's model registry could not be read at the last check; its routes are as that check left them"},
-		"registryCheckedAt":   str()}, "name", "kind", "models", "status")
+		"registryCheckedAt":   str(),
+		"costs": obj{"type": "array", "description": "succeeded tasks of the last 30 days by model: credits charged against the upstream cost (micro-USD) of those whose cost is known",
+			"items": object(obj{"modelId": str(), "provider": str(), "tasks": integer(), "credits": integer(), "pricedTasks": integer(), "pricedCredits": integer(), "upstreamMicroUsd": integer()},
+				"modelId", "provider", "tasks", "credits", "pricedTasks", "pricedCredits", "upstreamMicroUsd")}}, "name", "kind", "models", "status")
 	eventTypes := arr(obj{"type": "string", "enum": gengate.EventTypes})
 	endpoint := obj{"id": str(), "url": str(), "eventTypes": eventTypes, "createdAt": str(),
 		"previousSecretExpiresAt": obj{"type": "string", "description": "while a rotated-out secret still signs"}}

@@ -64,6 +64,7 @@ const (
 	colText     = iota // TEXT NOT NULL
 	colNullText        // TEXT, may be NULL
 	colInt             // BIGINT or INTEGER
+	colNullInt         // BIGINT, may be NULL
 	colReset           // known, not copied: the destination's default applies
 )
 
@@ -127,6 +128,10 @@ var copyTables = []copyTable{
 	{"purchases", "session_id", []copyColumn{
 		{"session_id", colText}, {"account_id", colText}, {"credits", colInt}, {"payment_intent", colText},
 		{"amount_total", colInt}, {"currency", colText}, {"created_at", colInt}, {"refunded_credits", colInt}, {"taken_back", colInt},
+	}},
+	{"upstream_costs", "task_id", []copyColumn{
+		{"task_id", colText}, {"model_id", colText}, {"engine", colText}, {"upstream", colText}, {"credits", colInt},
+		{"micro_usd", colNullInt}, {"basis", colText}, {"completed_at", colInt},
 	}},
 	{"creations", "id", []copyColumn{
 		{"id", colText}, {"account_id", colText}, {"task_id", colText}, {"idx", colInt}, {"blob_key", colText},
@@ -357,7 +362,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
 		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads, task_progress,
-			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts, webhook_backoff, redemption_codes, purchases IN EXCLUSIVE MODE`); err != nil {
+			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts, webhook_backoff, redemption_codes, purchases, upstream_costs IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}
@@ -442,6 +447,8 @@ func copyRows(ctx context.Context, postgres bool, src, w *sql.Tx, t copyTable) (
 			ptrs[i] = new(sql.NullString)
 		case colInt:
 			ptrs[i] = new(int64)
+		case colNullInt:
+			ptrs[i] = new(sql.NullInt64)
 		}
 	}
 	n := 0
@@ -455,6 +462,8 @@ func copyRows(ctx context.Context, postgres bool, src, w *sql.Tx, t copyTable) (
 				vals[i] = *p
 			case *sql.NullString:
 				vals[i] = *p // a driver.Valuer: NULL stays NULL
+			case *sql.NullInt64:
+				vals[i] = *p
 			case *int64:
 				vals[i] = *p
 			}

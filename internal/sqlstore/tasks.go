@@ -754,6 +754,11 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 				return err
 			}
 		}
+		if t.Status == gengate.StatusSucceeded && t.UpstreamCost != nil { // upstreamcost.go
+			if err := insertUpstreamCost(ctx, tx, t); err != nil {
+				return err
+			}
+		}
 		if err := s.addWebhookEvent(ctx, tx, t); err != nil { // the outbox: webhooks.go
 			return err
 		}
@@ -806,6 +811,9 @@ func (s *DB) PurgeTasks(ctx context.Context, completedBefore time.Time) (int, er
 		return 0, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_backoff WHERE until_at < $1`, cut); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM upstream_costs WHERE completed_at < $1`, cut-costKeep.Milliseconds()); err != nil {
 		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM tasks WHERE status IN ('succeeded','failed','canceled') AND completed_at > 0 AND completed_at < $1`, cut)

@@ -233,6 +233,21 @@ function replicationCard(r) {
       r.replicatedThrough ? fmtDate(r.replicatedThrough) : '—', String(r.filesPending), r.interval]], ''));
 }
 
+// costsTable shows a provider's last 30 days by model: credits charged
+// against what the provider charged (micro-USD), for the tasks whose
+// upstream cost is known; a model whose credits per dollar fall is one
+// that loses money.
+function costsTable(costs) {
+  const usd = m => '$' + (m / 1e6).toFixed(m >= 1e6 ? 2 : m >= 1e4 ? 4 : 6);
+  return h('div', { class: 'upstream-costs' }, h('h3', {}, 'Last 30 days: credits charged vs upstream cost'),
+    table(['Model', 'Tasks', 'Credits charged', 'Upstream cost', 'Credits per $1'], costs.map(c => [
+      h('span', {}, modelName(c.modelId), ' ', h('code', { class: 'muted' }, c.modelId)),
+      String(c.tasks), String(c.credits),
+      c.pricedTasks ? h('span', {}, usd(c.upstreamMicroUsd), c.pricedTasks < c.tasks ? h('span', { class: 'muted small' }, ` (${c.pricedTasks} of ${c.tasks} tasks priced)`) : null) : h('span', { class: 'muted' }, 'unknown'),
+      c.pricedTasks && c.upstreamMicroUsd > 0 ? (c.pricedCredits / (c.upstreamMicroUsd / 1e6)).toFixed(1) : '—']),
+    'No tasks on this provider in the last 30 days.'));
+}
+
 export async function enginesPage(main, _rest, _q, seq) {
   document.title = 'Engines · gengate';
   const d = await get('/api/v1/admin/engines');
@@ -250,6 +265,7 @@ export async function enginesPage(main, _rest, _q, seq) {
         h('span', {}, modelName(m.modelId), ' ', h('code', { class: 'muted' }, m.modelId)),
         (m.routes || []).length ? h('ul', { class: 'routes' }, m.routes.map(r => h('li', {}, h('code', {}, r.provider), ' → ', h('code', {}, r.model)))) : h('span', { class: 'muted' }, '—')]),
         'No models.'),
+      e.costs ? costsTable(e.costs) : null,
       e.registryUnreachable ? h('p', { class: 'note registry-unreachable' }, 'Model registry not read: ' + e.registryUnreachable + '. Its routes are as the last check left them.') : null,
       (e.retiredRoutes || []).length ? h('div', { class: 'retired-routes' }, h('h3', {}, 'Out of routing'),
         h('p', { class: 'muted small' }, "Routes this provider's model registry no longer lists or marks deprecated; back when a later check finds them."),

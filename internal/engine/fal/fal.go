@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -51,6 +52,10 @@ type Engine struct {
 	client *upstream.Client
 	// platform calls fal's Platform API (registry.go).
 	platform *upstream.Client
+	// prices are the endpoints' list prices last read from the pricing
+	// API (cost.go).
+	pricesMu sync.Mutex
+	prices   map[string]price
 }
 
 // New returns a fal engine.
@@ -201,11 +206,13 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 	if err != nil {
 		return gengate.Progress{}, err
 	}
-	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs}, nil
+	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs, Cost: e.cost(ctx, job, res)}, nil
 }
 
 type file struct {
-	URL string `json:"url"`
+	URL    string `json:"url"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
 }
 
 type result struct {

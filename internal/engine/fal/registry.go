@@ -66,6 +66,7 @@ func (e *Engine) CheckRegistry(ctx context.Context, ids []string) (map[string]ge
 		}
 		if e.platform.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: "/v1/models/pricing?" + q.Encode()}, &prices) == nil {
 			for _, p := range prices.Prices {
+				e.keepPrice(p.EndpointID, price{p.UnitPrice, p.Unit, p.Currency})
 				if st, ok := out[p.EndpointID]; ok {
 					st.Price = fmt.Sprintf("%s %s/%s", strconv.FormatFloat(p.UnitPrice, 'f', -1, 64), p.Currency, p.Unit)
 					out[p.EndpointID] = st

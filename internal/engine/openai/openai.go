@@ -163,6 +163,7 @@ type imagesAnswer struct {
 		B64JSON string `json:"b64_json"`
 		URL     string `json:"url"`
 	} `json:"data"`
+	Usage *usage `json:"usage"`
 }
 
 // SyncImageTimeout bounds one synchronous Images API call.
@@ -241,7 +242,7 @@ func (e *Engine) submitImages(ctx context.Context, job gengate.Job, r *request) 
 		return gengate.Progress{}, &gengate.UpstreamError{Kind: gengate.Failed, Code: gengate.CodeUpstream,
 			Message: e.name + " answered with no images"}
 	}
-	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs}, nil
+	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs, Cost: e.cost(job, ans.Usage)}, nil
 }
 
 // downloadImages fetches every image URL. Busy answers come back as they

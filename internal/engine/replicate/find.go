@@ -44,9 +44,7 @@ func (e *Engine) Find(ctx context.Context, job gengate.Job, since time.Time) (st
 	if err := unsupported(m); err != nil {
 		return "", gengate.Errorf(gengate.EFailed, "replicate: %s", gengate.ErrorMessage(err))
 	}
-	for k, v := range job.Route.Params {
-		m.input[k] = v
-	}
+	routeInput(m.input, job.Route.Params)
 	want := comparable(m.input)
 	name, version := upstreamModel(job.Route.Upstream)
 	var found []string

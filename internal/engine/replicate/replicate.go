@@ -119,6 +119,11 @@ type prediction struct {
 	DataRemoved bool            `json:"data_removed"`
 	// Logs is the model's output so far (progress bars included).
 	Logs string `json:"logs"`
+	// Metrics.PredictTime is the seconds the model ran, what Replicate
+	// bills a model priced by time for (cost.go).
+	Metrics struct {
+		PredictTime *float64 `json:"predict_time"`
+	} `json:"metrics"`
 }
 
 // Submit creates the job's prediction.
@@ -134,9 +139,7 @@ func (e *Engine) Submit(ctx context.Context, job gengate.Job) (gengate.Progress,
 	if err := unsupported(m); err != nil {
 		return gengate.Progress{}, err
 	}
-	for k, v := range job.Route.Params {
-		m.input[k] = v
-	}
+	routeInput(m.input, job.Route.Params)
 	name, version := upstreamModel(job.Route.Upstream)
 	req := upstream.Request{Method: http.MethodPost}
 	if version != "" {
@@ -200,7 +203,7 @@ func (e *Engine) Check(ctx context.Context, job gengate.Job, upstreamID string) 
 		}
 		outs = append(outs, o)
 	}
-	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs}, nil
+	return gengate.Progress{UpstreamID: upstreamID, Outputs: outs, Cost: cost(job, p)}, nil
 }
 
 // Cancel asks Replicate to stop the prediction.
