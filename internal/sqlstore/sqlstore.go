@@ -384,9 +384,11 @@ func (s *DB) Listen(ctx context.Context, log *slog.Logger, fn func(channel, payl
 		if ctx.Err() != nil {
 			return nil
 		}
-		s.listenFailures.Add(1)
+		// Logged before it is counted: whoever sees the count has the
+		// line in the log.
 		log.Error("listening for PostgreSQL notifications failed; waits fall back to their rechecks until it is back",
-			"err", err, "failures", s.listenFailures.Load())
+			"err", err, "failures", s.listenFailures.Load()+1)
+		s.listenFailures.Add(1)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
