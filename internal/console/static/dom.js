@@ -99,7 +99,11 @@ export function problemBox(err) {
   const p = (err && err.problem) || { title: 'Error', detail: String(err && err.message || err) };
   const fields = Array.isArray(p.errors) ? p.errors : [];
   const detail = forPerson(p.detail);
-  let title = plainTitles[p.code] || (p.title && !reasonPhrases.has(p.title) ? p.title : '');
+  // The codes, the problem's and its fields' (INVALID_REQUEST with a field
+  // INPUT_FORBIDDEN): the most specific one with plain words titles it.
+  const codes = [...new Set([p.code, ...fields.map(f => f.code)].filter(Boolean))];
+  const plain = codes.map(c => plainTitles[c]).filter(Boolean).pop();
+  let title = plain || (p.title && !reasonPhrases.has(p.title) ? p.title : '');
   let rest = detail;
   if (!title) { title = capital(detail) || 'Something went wrong'; rest = ''; }
   if (rest && title.toLowerCase().includes(rest.toLowerCase())) rest = '';
@@ -111,7 +115,7 @@ export function problemBox(err) {
     h('strong', {}, title),
     rest ? h('span', {}, ' ', capital(rest).replace(/([^.!?])$/, '$1.')) : null,
     shownFields.length ? h('ul', {}, shownFields.map(f => h('li', {}, labelWords(f.field || f.name || ''), ': ', forPerson(f.message || f.detail || '')))) : null,
-    p.code ? h('small', { class: 'code muted' }, p.code) : null);
+    codes.length ? h('small', { class: 'code muted' }, codes.join(' · ')) : null);
 }
 
 // labelWords turns a field name into words (aspectRatio -> "Aspect ratio").
