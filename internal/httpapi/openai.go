@@ -30,9 +30,13 @@ import (
 	"github.com/gengate/gengate"
 )
 
-// openAIImageRequest holds the OpenAI image parameters gengate maps; the
-// others (style, background, moderation, user, ...) are accepted and
-// ignored.
+// openAIImageRequest holds the OpenAI image parameters gengate maps, and
+// the others the request sent (Extra): those that name one of the model's
+// own options (scale, seed, ...; by gengate's name or its snake_case
+// spelling), sent as the SDKs send extra fields (openai-go's
+// option.WithJSONSet, extra form fields for edits), are passed to the
+// model; the rest (style, background, moderation, user, ...) are accepted
+// and ignored.
 type openAIImageRequest struct {
 	Model          string `json:"model"`
 	Prompt         string `json:"prompt"`
@@ -41,6 +45,53 @@ type openAIImageRequest struct {
 	ResponseFormat string `json:"response_format"`
 	OutputFormat   string `json:"output_format"`
 	Quality        string `json:"quality"`
+	// Extra are the other parameters: JSON values for a generation,
+	// strings for an edit's form fields.
+	Extra map[string]any `json:"-"`
+}
+
+// openAIMapped are the parameters openAIBody maps itself; no model option
+// is taken from them.
+var openAIMapped = map[string]bool{"model": true, "prompt": true, "n": true, "size": true, "response_format": true,
+	"output_format": true, "quality": true, "image": true, "image[]": true, "mask": true}
+
+// modelOptions adds to body the extra parameters of req that name the
+// model's own options, by gengate's name or its snake_case spelling (a
+// form field's string read as the option's kind), and returns the name
+// each was sent as, for errors.
+func modelOptions(m *gengate.Model, req openAIImageRequest, body map[string]any) (map[string]string, *openAIError) {
+	sent := map[string]string{}
+	snake := snakeNames(m)
+	for _, k := range sortedNames(req.Extra) {
+		if openAIMapped[k] {
+			continue
+		}
+		name := k
+		if f, ok := snake[k]; ok {
+			name = f
+		}
+		f, ok := m.Field(name)
+		if _, set := body[name]; !ok || set || name == "prompt" || f.Kind == string(gengate.KindImage) || f.Kind == string(gengate.KindVideo) {
+			continue
+		}
+		v := req.Extra[k]
+		if str, isForm := v.(string); isForm && f.Kind != gengate.KindEnum && f.Kind != string(gengate.KindText) {
+			var err error
+			switch f.Kind {
+			case gengate.KindInt:
+				v, err = strconv.ParseInt(strings.TrimSpace(str), 10, 64)
+			case gengate.KindNumber:
+				v, err = strconv.ParseFloat(strings.TrimSpace(str), 64)
+			case gengate.KindBool:
+				v, err = strconv.ParseBool(strings.TrimSpace(str))
+			}
+			if err != nil {
+				return nil, invalidParam(k, fmt.Sprintf("%s must be a %s", k, f.Kind))
+			}
+		}
+		body[name], sent[name] = v, k
+	}
+	return sent, nil
 }
 
 // openAIError is an error in OpenAI's shape and status.
@@ -149,7 +200,15 @@ func (a *api) handleOpenAIGenerations() http.Handler {
 			a.refuseIn(w, r, "/v1/images/", err)
 			return
 		}
-		if err := json.NewDecoder(body).Decode(&req); err != nil {
+		// A small body (--max-json-body): read once, decoded as the
+		// mapped parameters and as the extra ones.
+		data, err := io.ReadAll(body)
+		if err == nil {
+			if err = json.Unmarshal(data, &req); err == nil {
+				err = json.Unmarshal(data, &req.Extra)
+			}
+		}
+		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				a.refuseIn(w, r, "/v1/images/", tooLarge(tooBig.Limit))
@@ -237,7 +296,11 @@ func (a *api) handleOpenAIEdits() http.Handler {
 			p.Close()
 		}
 		req := openAIImageRequest{Model: form["model"], Prompt: form["prompt"], Size: form["size"],
-			ResponseFormat: form["response_format"], OutputFormat: form["output_format"], Quality: form["quality"]}
+			ResponseFormat: form["response_format"], OutputFormat: form["output_format"], Quality: form["quality"],
+			Extra: map[string]any{}}
+		for k, v := range form {
+			req.Extra[k] = v
+		}
 		if s := form["n"]; s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -302,21 +365,21 @@ func (a *api) editReadError(r *http.Request, err error, msg string) *openAIError
 }
 
 // openAIBody maps an OpenAI image request onto a gengate generate body.
-func (a *api) openAIBody(req openAIImageRequest, files *openAIFiles) (map[string]any, *openAIError) {
+func (a *api) openAIBody(req openAIImageRequest, files *openAIFiles) (map[string]any, map[string]string, *openAIError) {
 	if files == nil {
 		files = &openAIFiles{}
 	}
 	images, mask := files.images, files.mask
 	if req.Model == "" {
-		return nil, invalidParam("model", "model is required: a gengate modelId (GET /api/v1/models lists them)")
+		return nil, nil, invalidParam("model", "model is required: a gengate modelId (GET /api/v1/models lists them)")
 	}
 	m, ok := a.svc.Catalog.Model(req.Model)
 	if !ok {
-		return nil, &openAIError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+		return nil, nil, &openAIError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: fmt.Sprintf("the model %q does not exist; model is a gengate modelId (GET /api/v1/models lists them)", req.Model)}
 	}
 	if m.Type != "image" {
-		return nil, invalidParam("model", fmt.Sprintf("model %q makes videos; /v1/images serves image models (use POST /api/v1/generate)", m.ID))
+		return nil, nil, invalidParam("model", fmt.Sprintf("model %q makes videos; /v1/images serves image models (use POST /api/v1/generate)", m.ID))
 	}
 	body := map[string]any{"type": m.Type, "modelId": m.ID}
 	if _, ok := m.Field("prompt"); ok && req.Prompt != "" {
@@ -324,14 +387,14 @@ func (a *api) openAIBody(req openAIImageRequest, files *openAIFiles) (map[string
 	}
 	if req.N != nil && *req.N != 1 {
 		if _, ok := m.Field("numOutputs"); !ok {
-			return nil, invalidParam("n", fmt.Sprintf("model %q makes one image per request; send n=1", m.ID))
+			return nil, nil, invalidParam("n", fmt.Sprintf("model %q makes one image per request; send n=1", m.ID))
 		}
 		body["numOutputs"] = *req.N
 	}
 	if req.Size != "" && req.Size != "auto" {
 		ratio, ok := parseSize(req.Size)
 		if !ok {
-			return nil, invalidParam("size", "size must be WIDTHxHEIGHT (e.g. 1024x1024) or auto")
+			return nil, nil, invalidParam("size", "size must be WIDTHxHEIGHT (e.g. 1024x1024) or auto")
 		}
 		if f, ok := m.Field("aspectRatio"); ok {
 			body["aspectRatio"] = nearestRatio(f.Values, ratio)
@@ -359,18 +422,22 @@ func (a *api) openAIBody(req openAIImageRequest, files *openAIFiles) (map[string
 		}
 	}
 	if len(images) > len(slots) {
-		return nil, invalidParam("image", fmt.Sprintf("model %q takes %d input image(s), %d were sent", m.ID, len(slots), len(images)))
+		return nil, nil, invalidParam("image", fmt.Sprintf("model %q takes %d input image(s), %d were sent", m.ID, len(slots), len(images)))
 	}
 	for i, url := range images {
 		body[slots[i]] = url
 	}
 	if mask != "" {
 		if _, ok := m.Field("mask"); !ok {
-			return nil, invalidParam("mask", fmt.Sprintf("model %q takes no mask", m.ID))
+			return nil, nil, invalidParam("mask", fmt.Sprintf("model %q takes no mask", m.ID))
 		}
 		body["mask"] = mask
 	}
-	return body, nil
+	sent, oe := modelOptions(m, req, body)
+	if oe != nil {
+		return nil, nil, oe
+	}
+	return body, sent, nil
 }
 
 // openAIFingerprint is the fingerprint of an edit: the SHA-256 of its
@@ -437,7 +504,7 @@ func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIIma
 		a.writeOpenAIError(w, invalidParam("response_format", `response_format must be "url" or "b64_json"`))
 		return
 	}
-	body, oe := a.openAIBody(req, files)
+	body, sent, oe := a.openAIBody(req, files)
 	if oe != nil {
 		a.writeOpenAIError(w, oe)
 		return
@@ -451,6 +518,9 @@ func (a *api) openAIImages(w http.ResponseWriter, r *http.Request, req openAIIma
 		var ge *gengate.Error
 		if errors.As(err, &ge) && len(ge.Fields) > 0 {
 			oe.Param = openAIParam(req.Model, a.svc.Catalog, ge.Fields[0].Field)
+			if k, ok := sent[ge.Fields[0].Field]; ok {
+				oe.Param = k // the model's option, as the request named it
+			}
 		}
 		a.writeOpenAIError(w, oe)
 		return

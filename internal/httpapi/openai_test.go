@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"image"
 	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
 
+	"github.com/gengate/gengate"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -225,4 +227,60 @@ func TestOpenAIIdempotentRetry(t *testing.T) {
 		}
 		s.ledgerCheck(acct)
 	})
+}
+
+// TestOpenAIModelOptions: a model's own options the OpenAI API lacks reach
+// the model as the SDK sends extra fields: extra form fields on an edit
+// (image-upscaler's scale, through ImageEditParams.SetExtraFields), extra
+// JSON fields on a generation (flux's seed, through option.WithJSONSet);
+// a refused one is named as the error's param.
+func TestOpenAIModelOptions(t *testing.T) {
+	s := newStack(t, stackOpts{})
+	acct, key := s.account(100)
+	c := s.openAIClient(key)
+	ctx := context.Background()
+
+	edit := openai.ImageEditParams{Model: "image-upscaler",
+		Image: openai.ImageEditParamsImageUnion{OfFile: openai.File(bytes.NewReader(testPNG(t, 64, 48)), "in.png", "image/png")}}
+	// openai-go writes only string extra fields into a multipart body.
+	edit.SetExtraFields(map[string]any{"scale": "2"})
+	res, err := c.Images.Edit(ctx, edit)
+	if err != nil {
+		var e *openai.Error
+		if errors.As(err, &e) {
+			t.Fatalf("%v: %s", err, e.RawJSON())
+		}
+		t.Fatal(err)
+	}
+	if len(res.Data) != 1 {
+		t.Fatalf("want one image: %s", res.RawJSON())
+	}
+	data, _ := download(t, res.Data[0].URL)
+	if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err != nil || cfg.Width != 128 || cfg.Height != 96 {
+		t.Errorf("scale 2 of a 64x48 image gave %dx%d (%v), want 128x96", cfg.Width, cfg.Height, err)
+	}
+
+	bad := openai.ImageEditParams{Model: "image-upscaler",
+		Image: openai.ImageEditParamsImageUnion{OfFile: openai.File(bytes.NewReader(testPNG(t, 64, 48)), "in.png", "image/png")}}
+	bad.SetExtraFields(map[string]any{"scale": "3"})
+	_, err = c.Images.Edit(ctx, bad)
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "scale" {
+		t.Errorf("scale 3: want a 400 naming param scale, got %v", err)
+	}
+
+	if _, err := c.Images.Generate(ctx, openai.ImageGenerateParams{Model: "flux", Prompt: "a red kite"}, option.WithJSONSet("seed", 7)); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := s.svc.Store.ListAccountTasks(ctx, acct, gengate.TaskFilter{Limit: 1})
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks %v, %v", tasks, err)
+	}
+	if seed := fmt.Sprint(tasks[0].Options["seed"]); tasks[0].ModelID != "flux" || seed != "7" {
+		t.Errorf("the generation's task is %s with seed %s, want flux with seed 7", tasks[0].ModelID, seed)
+	}
+	_, err = c.Images.Generate(ctx, openai.ImageGenerateParams{Model: "flux", Prompt: "a red kite"}, option.WithJSONSet("seed", -1))
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "seed" {
+		t.Errorf("seed -1: want a 400 naming param seed, got %v", err)
+	}
 }
