@@ -672,7 +672,7 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 			}
 		}
 		if size.w == 390 {
-			b.shot("tasks-phone")
+			b.shot("account-phone") // the last page walked
 		}
 	}
 	b.do("desktop", chromedp.EmulateViewport(1280, 860))

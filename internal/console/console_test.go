@@ -147,3 +147,30 @@ func TestDocsScreenshots(t *testing.T) {
 		t.Errorf("docs/console.md links %d screenshots", len(linked))
 	}
 }
+
+// TestNoMarkupSinks: no script of the console parses a string as markup
+// (innerHTML and its kin), so nothing an API answer holds (a prompt, a key
+// name, an error's detail) can become an element or a script; the pages
+// build every node with dom.js's h(). The browser test walks the pages
+// with markup in a key name and a prompt.
+func TestNoMarkupSinks(t *testing.T) {
+	files, _ := filepath.Glob("static/*.js")
+	if len(files) < 5 {
+		t.Fatalf("found %d scripts", len(files))
+	}
+	sink := regexp.MustCompile(`\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|\beval\(|new Function\(|createContextualFragment`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if sink.MatchString(line) {
+				t.Errorf("%s:%d parses markup: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}

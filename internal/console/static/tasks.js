@@ -54,7 +54,7 @@ function showTask(main, t, seq, notice) {
   const m = modelByID(t.modelId);
   const unfinished = t.status === 'processing' || t.status === 'needs_review';
   const hasOutputs = !!(t.video || (t.images && t.images.length));
-  const elapsed = h('dd', { id: 'task-elapsed' }, elapsedText(t));
+  const elapsed = h('span', { id: 'task-elapsed' }, elapsedText(t));
   const status = h('div', { class: 'status-region', id: 'task-status', role: 'status', 'aria-live': 'polite' }, notice);
   const actions = h('div', { class: 'row-actions' },
     unfinished ? cancelButton(t, main, seq, status) : null,
@@ -62,7 +62,7 @@ function showTask(main, t, seq, notice) {
   const props = [
     ['ID', h('code', {}, t.jobId)], ['Status', badge(t.status)], ['Model', m ? `${m.name} (${t.modelId})` : t.modelId],
     ['Type', t.type], ['Engine', t.engine], ['Cost', h('span', { id: 'task-cost' }, costText(t))], ['Created', fmtDate(t.createdAt)],
-    ['Updated', fmtDate(t.updatedAt)], ['Completed', fmtDate(t.completedAt)]];
+    ['Updated', fmtDate(t.updatedAt)], ['Completed', fmtDate(t.completedAt)], ['Elapsed', t.status === 'processing' ? elapsed : null]];
   const canceled = t.status === 'canceled';
   replace(main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, '← Tasks')),
@@ -72,7 +72,6 @@ function showTask(main, t, seq, notice) {
     t.placeholder && hasOutputs ? h('p', { class: 'note warn' }, 'The sandbox engine made this task\'s outputs: they are placeholders, not AI output.') : null,
     h('div', { class: 'grid2' },
       h('section', { class: 'card' }, h('h2', {}, 'Task'), dl(props),
-        t.status === 'processing' ? h('dl', { class: 'props' }, h('dt', {}, 'Elapsed'), elapsed) : null,
         progressView(t)),
       h('section', { class: 'card' }, h('h2', {}, 'Settings'),
         t.prompt ? h('div', { class: 'prompt' }, t.prompt) : h('p', { class: 'muted' }, 'No prompt.'),
