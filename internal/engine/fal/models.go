@@ -135,6 +135,10 @@ var models = map[string]spec{
 	"fal-ai/bytedance/seedream/v4.5/edit":             {size: sizeSeedreamAuto, images: 6, seed: true, res: []string{"2K", "4K"}, in: imgs, need: needImg},
 	"fal-ai/bytedance/seedream/v5/lite/text-to-image": {size: sizeSeedream, images: 6, res: []string{"2K", "3K"}, pick: []pick{{"imageUrl", "fal-ai/bytedance/seedream/v5/lite/edit"}}},
 	"fal-ai/bytedance/seedream/v5/lite/edit":          {size: sizeSeedreamAuto, images: 6, res: []string{"2K", "3K"}, in: imgs, need: needImg},
+	// The same endpoints under the ids fal lists them by since 2026-08
+	// (fal-js@381105e endpoints.ts), the catalog's route.
+	"bytedance/seedream/v5/lite/text-to-image": {size: sizeSeedream, images: 6, res: []string{"2K", "3K"}, pick: []pick{{"imageUrl", "bytedance/seedream/v5/lite/edit"}}},
+	"bytedance/seedream/v5/lite/edit":          {size: sizeSeedreamAuto, images: 6, res: []string{"2K", "3K"}, in: imgs, need: needImg},
 
 	// Image operations.
 	"fal-ai/birefnet/v2":                      {noPrompt: true, formats: []string{"png", "webp", "gif"}, in: img, need: needImg},

@@ -225,6 +225,22 @@ func (s *Server) SetPrice(endpoint string, unitPrice float64, unit string) {
 	s.prices[endpoint] = price{unitPrice, unit}
 }
 
+// Delisted are endpoints the fake still serves (older tests call them)
+// but its model search does not list, as fal's registry no longer does:
+// the newest public endpoint map (fal-js@381105e, 2026-08-02,
+// libs/client/src/types/endpoints.ts) has none of them. The Seedream 5
+// Lite endpoints moved to bytedance/seedream/v5/lite/*; OpenAI's Sora API,
+// which fal's sora-2 endpoints called, shut down on 2026-09-24.
+var Delisted = map[string]bool{
+	"fal-ai/bytedance/seedream/v5/lite/text-to-image": true, "fal-ai/bytedance/seedream/v5/lite/edit": true,
+	"fal-ai/veo3": true, "fal-ai/veo3/fast": true,
+	"fal-ai/imagen4/preview/ultra": true, "fal-ai/imagen4/preview/fast": true,
+	"wan/v2.6/text-to-video":                  true,
+	"half-moon-ai/ai-face-swap/faceswapimage": true,
+	"fal-ai/sora-2/text-to-video":             true, "fal-ai/sora-2/image-to-video": true,
+	"fal-ai/sora-2/text-to-video/pro": true, "fal-ai/sora-2/image-to-video/pro": true,
+}
+
 // models serves the Platform API's model search in find mode, as fal
 // documents it (https://docs.fal.ai/platform-apis/v1/models, GET
 // https://api.fal.ai/v1/models): endpoint_id repeated, 1 to 50 ids; the
@@ -244,7 +260,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	models := []any{}
 	for _, id := range ids {
 		st, set := s.registry[id]
-		if _, known := Schemas[id]; (!known && !set) || st == "gone" {
+		if _, known := Schemas[id]; (!known && !set) || st == "gone" || (Delisted[id] && !set) {
 			continue
 		}
 		if st == "" {

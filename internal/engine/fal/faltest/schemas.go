@@ -96,8 +96,17 @@ func init() {
 			return ok && (w*h < lo || w*h > hi)
 		}
 	}
+	// Seedream 5 Lite's endpoints under their newer ids (fal-js@381105e,
+	// 2026-08-02, endpoints.ts: bytedance/seedream/v5/lite/text-to-image
+	// and /edit, the same inputs).
+	for _, e := range []string{"text-to-image", "edit"} {
+		old := *Schemas["fal-ai/bytedance/seedream/v5/lite/"+e]
+		old.Source = srcJSAug
+		Schemas["bytedance/seedream/v5/lite/"+e] = &old
+	}
 	// "Total pixels must be between 2560x1440 and 3072x3072."
-	for _, e := range []string{"fal-ai/bytedance/seedream/v5/lite/text-to-image", "fal-ai/bytedance/seedream/v5/lite/edit"} {
+	for _, e := range []string{"fal-ai/bytedance/seedream/v5/lite/text-to-image", "fal-ai/bytedance/seedream/v5/lite/edit",
+		"bytedance/seedream/v5/lite/text-to-image", "bytedance/seedream/v5/lite/edit"} {
 		Schemas[e].Rules = append(Schemas[e].Rules, schematest.Rule{Field: "image_size",
 			Msg: "total pixels must be between 2560x1440 and 3072x3072", Bad: pixels(2560*1440, 3072*3072)})
 	}

@@ -306,8 +306,13 @@ func (s *Server) known(model string) bool {
 	defer s.mu.Unlock()
 	_, schema := Schemas[model]
 	_, community := Community[model]
-	return (schema || community) && !s.retired[model]
+	return (schema || community) && !s.retired[model] && !Delisted[model]
 }
+
+// Delisted are models the fake still runs (older tests call them) but
+// its models API answers 404 for, as Replicate's does once a model is
+// gone: openai/sora-2 relayed OpenAI's Sora API, shut down on 2026-09-24.
+var Delisted = map[string]bool{"openai/sora-2": true}
 
 // handleModel serves GET /v1/models/{owner}/{name} as Replicate documents
 // it (HTTP API reference, models.get; replicate-go model.go Model): the
