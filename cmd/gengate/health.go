@@ -39,7 +39,7 @@ const (
 type providerHealth struct {
 	Status    string    `json:"status"`
 	Detail    string    `json:"detail,omitempty"`
-	CheckedAt time.Time `json:"checkedAt,omitzero"`
+	CheckedAt gengate.JSONTime `json:"checkedAt,omitzero"`
 }
 
 // healthBoard holds the providers' states.
@@ -95,7 +95,7 @@ func checkProviders(ctx context.Context, engs *engines, log *slog.Logger, timeou
 				if ctx.Err() != nil {
 					return
 				}
-				h.CheckedAt = time.Now().UTC()
+				h.CheckedAt = gengate.JSONTime{Time: time.Now()}
 				b.set(name, h)
 				if h.Status != last {
 					if h.Status == healthOK {

@@ -91,7 +91,6 @@ func readTaskCursor(r *http.Request) (gengate.TaskCursor, error) {
 	return gengate.TaskCursor{CreatedAt: time.UnixMilli(n), ID: id}, nil
 }
 
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // accountBody is an Account object with its members.
 func (a *api) accountBody(r *http.Request, acct *gengate.Account) (map[string]any, error) {
@@ -101,10 +100,10 @@ func (a *api) accountBody(r *http.Request, acct *gengate.Account) (map[string]an
 	}
 	ms := make([]map[string]any, 0, len(members))
 	for _, m := range members {
-		ms = append(ms, map[string]any{"id": m.ID, "email": m.Email, "role": m.Role, "createdAt": rfc3339(m.CreatedAt)})
+		ms = append(ms, map[string]any{"id": m.ID, "email": m.Email, "role": m.Role, "createdAt": timestamp(m.CreatedAt)})
 	}
 	return map[string]any{"id": acct.ID, "name": acct.Name, "remainingCredits": acct.Balance,
-		"createdAt": rfc3339(acct.CreatedAt), "members": ms}, nil
+		"createdAt": timestamp(acct.CreatedAt), "members": ms}, nil
 }
 
 // handleAccount is GET /api/v1/account.
@@ -171,7 +170,7 @@ func (a *api) ledgerOf(w http.ResponseWriter, r *http.Request, accountID string)
 	data := make([]map[string]any, 0, len(entries))
 	for _, e := range entries {
 		d := map[string]any{"id": strconv.FormatInt(e.ID, 10), "kind": e.Kind, "amount": e.Amount,
-			"balanceAfter": e.BalanceAfter, "createdAt": rfc3339(e.CreatedAt)}
+			"balanceAfter": e.BalanceAfter, "createdAt": timestamp(e.CreatedAt)}
 		if e.TaskID != "" {
 			d["taskId"] = e.TaskID
 		}

@@ -400,7 +400,7 @@ func (a *api) handleAdminEngines() http.Handler {
 					e["registryUnreachable"] = why
 				}
 				if !reg.CheckedAt.IsZero() {
-					e["registryCheckedAt"] = rfc3339(reg.CheckedAt)
+					e["registryCheckedAt"] = timestamp(reg.CheckedAt)
 				}
 				if err == nil {
 					cs := costs[n]
@@ -417,7 +417,7 @@ func (a *api) handleAdminEngines() http.Handler {
 				if res.ok {
 					e["status"] = "ok"
 				}
-				e["checkedAt"] = rfc3339(res.at)
+				e["checkedAt"] = timestamp(res.at)
 			}
 			data = append(data, e)
 		}

@@ -59,7 +59,7 @@ func (a *api) handleAdminCodes() http.Handler {
 		}
 		body := map[string]any{"codes": codes, "credits": req.Credits}
 		if !expires.IsZero() {
-			body["expiresAt"] = rfc3339(expires)
+			body["expiresAt"] = timestamp(expires)
 		}
 		writeJSON(w, http.StatusCreated, body)
 	})

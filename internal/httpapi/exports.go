@@ -92,7 +92,7 @@ func (a *api) ledgerCSV(w http.ResponseWriter, r *http.Request, accountID string
 		done = len(entries) < csvPage
 		rows := make([][]string, 0, len(entries))
 		for _, e := range entries {
-			rows = append(rows, []string{strconv.FormatInt(e.ID, 10), rfc3339(e.CreatedAt), e.Kind, strconv.Itoa(e.Amount),
+			rows = append(rows, []string{strconv.FormatInt(e.ID, 10), timestamp(e.CreatedAt), e.Kind, strconv.Itoa(e.Amount),
 				strconv.Itoa(e.BalanceAfter), e.TaskID, csvText(e.Note)})
 			before = e.ID
 		}
@@ -118,9 +118,9 @@ func (a *api) tasksCSV(w http.ResponseWriter, r *http.Request, accountID string,
 		for _, t := range tasks {
 			completed := ""
 			if !t.CompletedAt.IsZero() {
-				completed = rfc3339(t.CompletedAt)
+				completed = timestamp(t.CompletedAt)
 			}
-			rows = append(rows, []string{t.ID, rfc3339(t.CreatedAt), completed, t.Status.Public(), t.Type, t.ModelID,
+			rows = append(rows, []string{t.ID, timestamp(t.CreatedAt), completed, t.Status.Public(), t.Type, t.ModelID,
 				strconv.Itoa(t.Cost), t.Engine, strconv.FormatBool(t.Test()), t.KeyID, csvText(t.Prompt)})
 			f.After = gengate.TaskCursor{CreatedAt: t.CreatedAt, ID: t.ID}
 		}

@@ -275,11 +275,11 @@ func (a *api) falStatus(w http.ResponseWriter, r *http.Request, app, id string, 
 		logs := []map[string]any{}
 		if rep != nil {
 			for _, l := range rep.Logs {
-				logs = append(logs, map[string]any{"message": l, "level": "INFO", "source": "USER", "timestamp": rfc3339(rep.At)})
+				logs = append(logs, map[string]any{"message": l, "level": "INFO", "source": "USER", "timestamp": timestamp(rep.At)})
 			}
 		}
 		if t.Status == gengate.StatusNeedsReview {
-			logs = append(logs, map[string]any{"message": "gengate: " + reviewMessage, "level": "WARN", "source": "USER", "timestamp": rfc3339(t.UpdatedAt)})
+			logs = append(logs, map[string]any{"message": "gengate: " + reviewMessage, "level": "WARN", "source": "USER", "timestamp": timestamp(t.UpdatedAt)})
 		}
 		body["logs"] = logs
 	}

@@ -7,7 +7,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gengate/gengate"
 )
@@ -61,7 +60,7 @@ func (a *api) handleUpload() http.Handler {
 		w.Header().Set("Location", url)
 		writeJSON(w, http.StatusCreated, map[string]any{
 			"url": url, "contentType": u.ContentType, "size": u.Size,
-			"expiresAt": u.ExpiresAt.UTC().Format(time.RFC3339),
+			"expiresAt": timestamp(u.ExpiresAt),
 		})
 	})
 }

@@ -317,11 +317,11 @@ func (a *api) handleRead() http.Handler {
 func (a *api) taskRecord(r *http.Request, t *gengate.Task) map[string]any {
 	body := map[string]any{
 		"jobId": t.ID, "status": t.Status.Public(), "type": t.Type, "modelId": t.ModelID, "cost": t.Cost,
-		"createdAt": t.CreatedAt.Format(time.RFC3339Nano), "updatedAt": t.UpdatedAt.Format(time.RFC3339Nano),
+		"createdAt": timestamp(t.CreatedAt), "updatedAt": timestamp(t.UpdatedAt),
 		"statusUrl": statusURL(t),
 	}
 	if !t.CompletedAt.IsZero() {
-		body["completedAt"] = t.CompletedAt.Format(time.RFC3339Nano)
+		body["completedAt"] = timestamp(t.CompletedAt)
 	}
 	switch t.Status {
 	case gengate.StatusSucceeded:

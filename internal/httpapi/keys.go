@@ -13,13 +13,13 @@ import (
 
 // keyBody is a Key object; it never holds the secret.
 func keyBody(k *gengate.APIKey, now time.Time) map[string]any {
-	b := map[string]any{"id": k.ID, "name": k.Name, "prefix": k.Prefix, "createdAt": rfc3339(k.CreatedAt),
+	b := map[string]any{"id": k.ID, "name": k.Name, "prefix": k.Prefix, "createdAt": timestamp(k.CreatedAt),
 		"spentToday": k.SpentOn(now)}
 	if !k.LastUsedAt.IsZero() {
-		b["lastUsedAt"] = rfc3339(k.LastUsedAt)
+		b["lastUsedAt"] = timestamp(k.LastUsedAt)
 	}
 	if !k.RevokedAt.IsZero() {
-		b["revokedAt"] = rfc3339(k.RevokedAt)
+		b["revokedAt"] = timestamp(k.RevokedAt)
 	}
 	if k.SpendLimit > 0 {
 		b["spendLimit"] = k.SpendLimit

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +69,9 @@ func validateAnswer(req *http.Request, resp *http.Response, body []byte) string 
 	if err != nil {
 		return "the OpenAPI document does not load: " + err.Error()
 	}
+	if msg := checkTimestamps(body); msg != "" {
+		return msg
+	}
 	r := &http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
 	ok, errs := v.ValidateHttpResponse(req, r)
 	if ok {
@@ -89,6 +93,51 @@ func validateAnswer(req *http.Request, resp *http.Response, body []byte) string 
 		}
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// oneTimeForm is the one form of a time in an answer (gengate.TimeFormat);
+// looksLikeTime is any string that begins as an RFC 3339 time does.
+var (
+	oneTimeForm   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+	looksLikeTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:`)
+)
+
+// checkTimestamps walks a JSON answer: every string that is a time must be
+// in the one form (RFC 3339, UTC, milliseconds), and so must every string
+// member named as a time (…At, …_at, timestamp). It returns "" when all
+// are, or names the first that is not.
+func checkTimestamps(body []byte) string {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	var walk func(path string, v any) string
+	walk = func(path string, v any) string {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				s, isString := e.(string)
+				named := strings.HasSuffix(k, "At") || strings.HasSuffix(k, "_at") || k == "timestamp"
+				if isString && (named || looksLikeTime.MatchString(s)) && !oneTimeForm.MatchString(s) {
+					return fmt.Sprintf("time %s.%s is %q, not in the one form 2006-01-02T15:04:05.000Z", path, k, s)
+				}
+				if msg := walk(path+"."+k, e); msg != "" {
+					return msg
+				}
+			}
+		case []any:
+			for i, e := range x {
+				if s, ok := e.(string); ok && looksLikeTime.MatchString(s) && !oneTimeForm.MatchString(s) {
+					return fmt.Sprintf("time %s[%d] is %q, not in the one form 2006-01-02T15:04:05.000Z", path, i, s)
+				}
+				if msg := walk(fmt.Sprintf("%s[%d]", path, i), e); msg != "" {
+					return msg
+				}
+			}
+		}
+		return ""
+	}
+	return walk("", v)
 }
 
 // specPath is the document's path template matching the request: the

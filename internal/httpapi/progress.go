@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"time"
 
 	"github.com/gengate/gengate"
 )
@@ -23,7 +22,7 @@ func (a *api) addProgress(ctx context.Context, body map[string]any, t *gengate.T
 	if rep == nil {
 		return
 	}
-	p := map[string]any{"updatedAt": rep.At.Format(time.RFC3339Nano)}
+	p := map[string]any{"updatedAt": timestamp(rep.At)}
 	if rep.QueuePosition != nil {
 		p["queuePosition"] = *rep.QueuePosition
 	}

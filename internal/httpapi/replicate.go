@@ -417,11 +417,11 @@ func (a *api) prediction(r *http.Request, t *gengate.Task, model string) map[str
 	p := map[string]any{
 		"id": t.ID, "model": model, "version": version, "input": predictionInput(t), "output": nil, "error": nil,
 		"status": replicateStatus(t.Status), "source": "api", "data_removed": false,
-		"created_at": rfc3339(t.CreatedAt), "started_at": nil, "completed_at": nil,
+		"created_at": timestamp(t.CreatedAt), "started_at": nil, "completed_at": nil,
 		"urls": map[string]any{"get": get, "cancel": get + "/cancel"},
 	}
 	if t.Status != gengate.StatusQueued {
-		p["started_at"] = rfc3339(t.CreatedAt)
+		p["started_at"] = timestamp(t.CreatedAt)
 	}
 	var logs []string
 	if rep, err := a.svc.Progress(r.Context(), t); err == nil && rep != nil {
@@ -432,7 +432,7 @@ func (a *api) prediction(r *http.Request, t *gengate.Task, model string) map[str
 	}
 	p["logs"] = strings.Join(logs, "\n")
 	if !t.CompletedAt.IsZero() {
-		p["completed_at"] = rfc3339(t.CompletedAt)
+		p["completed_at"] = timestamp(t.CompletedAt)
 		secs := t.CompletedAt.Sub(t.CreatedAt).Seconds()
 		p["metrics"] = map[string]any{"predict_time": secs, "total_time": secs}
 	}

@@ -112,7 +112,7 @@ func (a *api) handleAdminPurchases() http.Handler {
 		for _, p := range ps {
 			data = append(data, map[string]any{"sessionId": p.SessionID, "accountId": p.AccountID, "credits": p.Credits,
 				"paymentIntent": p.PaymentIntent, "amountTotal": p.AmountTotal, "currency": p.Currency,
-				"createdAt": rfc3339(p.CreatedAt), "refundedCredits": p.RefundedCredits, "takenBack": p.TakenBack})
+				"createdAt": timestamp(p.CreatedAt), "refundedCredits": p.RefundedCredits, "takenBack": p.TakenBack})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"data": data})
 	})

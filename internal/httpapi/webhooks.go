@@ -39,16 +39,16 @@ func (a *api) addWebhook(ctx context.Context, body map[string]any, t *gengate.Ta
 	list := make([]map[string]any, 0, len(events))
 	for _, e := range events {
 		ev := map[string]any{"id": e.ID, "type": e.Type, "url": e.URL, "status": e.Status, "attempts": e.Attempts,
-			"createdAt": e.CreatedAt.Format(time.RFC3339Nano)}
+			"createdAt": timestamp(e.CreatedAt)}
 		if e.Status == "pending" {
-			ev["nextAttemptAt"] = e.NextAt.Format(time.RFC3339Nano)
+			ev["nextAttemptAt"] = timestamp(e.NextAt)
 		}
 		if !e.DeliveredAt.IsZero() {
-			ev["deliveredAt"] = e.DeliveredAt.Format(time.RFC3339Nano)
+			ev["deliveredAt"] = timestamp(e.DeliveredAt)
 		}
 		deliveries := []map[string]any{}
 		for _, at := range attempts[e.ID] {
-			d := map[string]any{"attempt": at.N, "at": at.At.Format(time.RFC3339Nano), "status": at.Status}
+			d := map[string]any{"attempt": at.N, "at": timestamp(at.At), "status": at.Status}
 			if at.Error != "" {
 				d["error"] = at.Error
 			}
@@ -114,7 +114,7 @@ func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(map[string]any{"type": e.Type, "timestamp": e.CreatedAt.Format(time.RFC3339Nano), "data": d})
+		return json.Marshal(map[string]any{"type": e.Type, "timestamp": timestamp(e.CreatedAt), "data": d})
 	}
 }
 
@@ -125,9 +125,9 @@ func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 
 // endpointBody is a WebhookEndpoint object; it never holds a secret.
 func endpointBody(e *gengate.WebhookEndpoint, now time.Time) map[string]any {
-	b := map[string]any{"id": e.ID, "url": e.URL, "eventTypes": e.EventTypes, "createdAt": rfc3339(e.CreatedAt)}
+	b := map[string]any{"id": e.ID, "url": e.URL, "eventTypes": e.EventTypes, "createdAt": timestamp(e.CreatedAt)}
 	if e.Keys.Previous != "" && now.Before(e.Keys.PreviousUntil) {
-		b["previousSecretExpiresAt"] = rfc3339(e.Keys.PreviousUntil)
+		b["previousSecretExpiresAt"] = timestamp(e.Keys.PreviousUntil)
 	}
 	return b
 }
@@ -207,7 +207,7 @@ func (a *api) handleRotateWebhookSecret(account bool) http.Handler {
 			writeError(w, r, a.log, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"secret": secret, "previousSecretExpiresAt": rfc3339(until)})
+		writeJSON(w, http.StatusOK, map[string]any{"secret": secret, "previousSecretExpiresAt": timestamp(until)})
 	})
 }
 
@@ -239,7 +239,7 @@ func (a *api) handleWebhookAttempts() http.Handler {
 		out := make([]map[string]any, 0, len(list))
 		for _, at := range list {
 			d := map[string]any{"eventId": at.Event.ID, "jobId": at.Event.TaskID, "type": at.Event.Type, "url": at.Event.URL,
-				"attempt": at.N, "at": rfc3339(at.At), "status": at.Status, "eventStatus": at.Event.Status}
+				"attempt": at.N, "at": timestamp(at.At), "status": at.Status, "eventStatus": at.Event.Status}
 			if at.Error != "" {
 				d["error"] = at.Error
 			}
@@ -262,6 +262,6 @@ func (a *api) handleReplayWebhookEvent() http.Handler {
 			return
 		}
 		writeJSON(w, http.StatusAccepted, map[string]any{"id": e.ID, "jobId": e.TaskID, "type": e.Type, "url": e.URL,
-			"status": e.Status, "attempts": e.Attempts, "nextAttemptAt": rfc3339(e.NextAt)})
+			"status": e.Status, "attempts": e.Attempts, "nextAttemptAt": timestamp(e.NextAt)})
 	})
 }

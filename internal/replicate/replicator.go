@@ -423,7 +423,7 @@ type Status struct {
 	LagSeconds float64 `json:"lagSeconds"`
 	// ReplicatedThrough: every write committed (and file written) before
 	// this time is in the replica.
-	ReplicatedThrough time.Time `json:"replicatedThrough,omitzero"`
+	ReplicatedThrough gengate.JSONTime `json:"replicatedThrough,omitzero"`
 	// TXID is the last database transaction Litestream replicated.
 	TXID string `json:"txid,omitempty"`
 	// FilesPending counts the files waiting to be copied.
@@ -459,11 +459,11 @@ func (r *Replicator) statusLocked(now time.Time) Status {
 	if since.IsZero() {
 		since = r.started
 	}
-	s := Status{State: "ok", Target: r.cfg.Target.Name, ReplicatedThrough: through.UTC(),
+	s := Status{State: "ok", Target: r.cfg.Target.Name, ReplicatedThrough: gengate.JSONTime{Time: through.UTC()},
 		LagSeconds: max(now.Sub(since), 0).Seconds(), TXID: r.st.txid, FilesPending: len(r.st.pending),
 		Interval: r.cfg.Interval.String()}
 	if through.IsZero() {
-		s.ReplicatedThrough = time.Time{}
+		s.ReplicatedThrough = gengate.JSONTime{}
 	}
 	var errs []string
 	for _, e := range []string{r.st.dbErr, r.st.filesErr, r.st.keyErr} {
@@ -500,7 +500,7 @@ func (r *Replicator) report() {
 	switch {
 	case now != "" && now != was:
 		r.log.Warn("replica "+s.State+": writes since replicatedThrough would be lost with this disk",
-			"lagSeconds", s.LagSeconds, "replicatedThrough", s.ReplicatedThrough, "filesPending", s.FilesPending, "error", s.Error)
+			"lagSeconds", s.LagSeconds, "replicatedThrough", s.ReplicatedThrough.Time, "filesPending", s.FilesPending, "error", s.Error)
 	case now == "" && was != "":
 		r.log.Info("replica caught up", "lagSeconds", s.LagSeconds)
 	}

@@ -228,5 +228,5 @@ func payload(ctx context.Context, cfg Config, e *gengate.WebhookEvent) ([]byte, 
 	if err != nil {
 		return nil, fmt.Errorf("build payload: %s", gengate.ErrorMessage(err))
 	}
-	return json.Marshal(map[string]any{"type": e.Type, "timestamp": e.CreatedAt.Format(time.RFC3339Nano), "data": data})
+	return json.Marshal(map[string]any{"type": e.Type, "timestamp": gengate.FormatTime(e.CreatedAt), "data": data})
 }
