@@ -291,8 +291,10 @@ type CallOptions struct {
 
 // Job is a task as the API shows it.
 type Job struct {
-	ID        string   `json:"jobId"`
-	Status    string   `json:"status"` // processing, succeeded, failed, needs_review
+	ID string `json:"jobId"`
+	// Status is processing (not finished), or finished: succeeded,
+	// failed, needs_review (held for an operator) or canceled.
+	Status    string   `json:"status"`
 	StatusURL string   `json:"statusUrl"`
 	Type      string   `json:"type,omitempty"`
 	ModelID   string   `json:"modelId,omitempty"`
@@ -445,8 +447,18 @@ func (cl *Client) Generate(ctx context.Context, r Request, opts ...CallOptions) 
 	}
 	o.Async = false
 	j, err := cl.Submit(ctx, r, o)
-	if err != nil || j.Done() {
+	if err != nil {
 		return j, err
+	}
+	if j.Done() {
+		// A synchronous answer carries the outputs and the balance only:
+		// the task's record gives the rest (type, model, cost, times).
+		full, ferr := cl.Job(ctx, j.ID)
+		if ferr != nil {
+			return j, nil // the generation succeeded; its record can be read later
+		}
+		full.RemainingCredits = j.RemainingCredits
+		return full, jobError(full)
 	}
 	if o.Progress != nil {
 		o.Progress(j)

@@ -47,6 +47,11 @@ func TestGenerateAndDownload(t *testing.T) {
 	if job.Status != "succeeded" || len(job.Outputs()) != 2 || job.RemainingCredits == nil || *job.RemainingCredits != s.balance(t, acct) {
 		t.Fatalf("job %+v", job)
 	}
+	// The synchronous answer's job is the whole task, as a read gives it.
+	if job.Type != "image" || job.ModelID != "flux" || job.Cost != 100-s.balance(t, acct) || job.Cost == 0 || job.CreatedAt.IsZero() || job.CompletedAt.IsZero() {
+		t.Errorf("the job of a synchronous Generate: type %q, model %q, cost %d (charged %d), created %v, completed %v",
+			job.Type, job.ModelID, job.Cost, 100-s.balance(t, acct), job.CreatedAt, job.CompletedAt)
+	}
 	dir := t.TempDir()
 	for _, u := range job.Outputs() {
 		p, err := c.DownloadTo(ctx, u, dir)
