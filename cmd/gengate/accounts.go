@@ -137,17 +137,9 @@ func accountsShow(ctx context.Context, args []string, getenv func(string) string
 	if len(pos) != 1 {
 		return errors.New("usage: gengate accounts show ACCOUNT-ID-OR-EMAIL")
 	}
-	id := pos[0]
-	if strings.Contains(id, "@") {
-		e, err := gengate.NormalizeEmail(id)
-		if err != nil {
-			return err
-		}
-		m, err := s.FindMemberByEmail(ctx, e)
-		if err != nil {
-			return fmt.Errorf("no member with email %s", e)
-		}
-		id = m.AccountID
+	id, err := accountID(ctx, s, pos[0])
+	if err != nil {
+		return err
 	}
 	a, err := s.FindAccount(ctx, id)
 	if err != nil {
@@ -231,15 +223,37 @@ func allKeys(ctx context.Context, s *sqlstore.DB, accountID string) ([]gengate.A
 	}
 }
 
+// accountID is the account an --account value names: its id, or the
+// email of one of its members.
+func accountID(ctx context.Context, s *sqlstore.DB, idOrEmail string) (string, error) {
+	if !strings.Contains(idOrEmail, "@") {
+		return idOrEmail, nil
+	}
+	e, err := gengate.NormalizeEmail(idOrEmail)
+	if err != nil {
+		return "", err
+	}
+	m, err := s.FindMemberByEmail(ctx, e)
+	if err != nil {
+		return "", fmt.Errorf("no member with email %s", e)
+	}
+	return m.AccountID, nil
+}
+
 func keysList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var account string
 	s, _, _, err := openStore(ctx, "keys list", args, getenv, stderr, func(f *flags) {
-		f.StringVar(&account, "account", "", "only this account's keys (default: every account's)")
+		f.StringVar(&account, "account", "", "only this account's keys: its id or a member's email (default: every account's)")
 	})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if account != "" {
+		if account, err = accountID(ctx, s, account); err != nil {
+			return err
+		}
+	}
 	return printKeys(ctx, s, stdout, account, true)
 }
 

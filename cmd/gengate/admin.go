@@ -145,7 +145,7 @@ func keysCreate(ctx context.Context, args []string, getenv func(string) string, 
 		f.IntVar(&credits, "credits", -1, "credits of the new account")
 		f.StringVar(&name, "name", "", "name of the account and key")
 		f.BoolVar(&test, "test", false, "make a test key (gg_test_): its generations run on the sandbox and charge nothing")
-		f.StringVar(&account, "account", "", "add the key to this existing account instead of creating one")
+		f.StringVar(&account, "account", "", "add the key to this existing account (its id or a member's email) instead of creating one")
 		f.BoolVar(&operator, "operator", false, "an operator key: it may use /api/v1/admin (grant credits, create accounts, sign-in links); keys made through the API never are")
 	})
 	if err != nil {
@@ -155,6 +155,9 @@ func keysCreate(ctx context.Context, args []string, getenv func(string) string, 
 	if account != "" {
 		if credits >= 0 {
 			return errors.New("--credits creates an account; with --account the key joins an existing one")
+		}
+		if account, err = accountID(ctx, s, account); err != nil {
+			return err
 		}
 		if _, err := s.FindAccount(ctx, account); err != nil {
 			return err
@@ -219,7 +222,7 @@ func creditsGrant(ctx context.Context, args []string, getenv func(string) string
 	var account, note string
 	var credits int
 	s, _, _, err := openStore(ctx, "credits grant", args, getenv, stderr, func(f *flags) {
-		f.StringVar(&account, "account", "", "account id")
+		f.StringVar(&account, "account", "", "the account: its id or a member's email")
 		f.IntVar(&credits, "credits", 0, "credits to add (negative to take away)")
 		f.StringVar(&note, "note", "operator grant", "ledger note")
 	})
@@ -228,7 +231,10 @@ func creditsGrant(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer s.Close()
 	if account == "" || credits == 0 {
-		return errors.New("usage: gengate credits grant --account ID --credits N")
+		return errors.New("usage: gengate credits grant --account ID-OR-EMAIL --credits N")
+	}
+	if account, err = accountID(ctx, s, account); err != nil {
+		return err
 	}
 	balance, err := s.Grant(ctx, account, credits, note, time.Now())
 	if err != nil {

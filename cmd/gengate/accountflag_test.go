@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAccountFlagTakesEmail runs the real binary: every --account flag
+// (keys create, credits grant, keys list) takes an account's id or a
+// member's email, and keys create --account gives the existing account
+// a key that works on its server.
+func TestAccountFlagTakesEmail(t *testing.T) {
+	dir := t.TempDir()
+	srv := runServer(t, "--data", dir, "--addr", "127.0.0.1:0")
+	out, err := binaryCLI(t, "accounts", "create", "--email", "ann@acme.example", "--credits", "5", "--data", dir)
+	if err != nil {
+		t.Fatalf("accounts create: %v\n%s", err, out)
+	}
+	out, err = binaryCLI(t, "keys", "create", "--account", "Ann@Acme.example", "--name", "by-email", "--data", dir)
+	if err != nil {
+		t.Fatalf("keys create --account EMAIL: %v\n%s", err, out)
+	}
+	key := lastLine(out)
+	r := mustAPI(t, srv.base, "GET", "/api/v1/account", key, nil, nil)
+	if r.status != 200 || r.num("remainingCredits") != 5 {
+		t.Fatalf("the key keys create --account EMAIL made: %d %s; want ann's account (5 credits)", r.status, r.body)
+	}
+	if out, err := binaryCLI(t, "credits", "grant", "--account", "ann@acme.example", "--credits", "3", "--data", dir); err != nil || !strings.Contains(out, "balance 8") {
+		t.Errorf("credits grant --account EMAIL: %v\n%s", err, out)
+	}
+	if out, err := binaryCLI(t, "keys", "list", "--account", "ann@acme.example", "--data", dir); err != nil || !strings.Contains(out, "by-email") {
+		t.Errorf("keys list --account EMAIL: %v\n%s", err, out)
+	}
+	if out, err := binaryCLI(t, "credits", "grant", "--account", "nobody@acme.example", "--credits", "3", "--data", dir); err == nil || !strings.Contains(out, "no member with email nobody@acme.example") {
+		t.Errorf("credits grant --account UNKNOWN-EMAIL: %v\n%s", err, out)
+	}
+}
