@@ -2,15 +2,15 @@
 //
 //	gengate serve                 API and workers (prints a key on first start)
 //	gengate keys create --credits N [--name NAME] [--test] [--operator]
-//	gengate keys create --account ID [--name NAME] [--test] [--operator]
+//	gengate keys create --account ID-OR-EMAIL [--name NAME] [--test] [--operator]
 //	gengate keys revoke KEY-OR-PREFIX-OR-ID
-//	gengate keys list [--account ID]
+//	gengate keys list [--account ID-OR-EMAIL]
 //	gengate accounts create --email E --credits N [--name N] [--operator]
 //	gengate accounts link --email E
 //	gengate accounts list [--q TEXT]
 //	gengate accounts show ID-OR-EMAIL
 //	gengate version
-//	gengate credits grant --account ID --credits N
+//	gengate credits grant --account ID-OR-EMAIL --credits N
 //	gengate codes create --credits N [--count C] [--expires D]
 //	gengate review list
 //	gengate review settle JOB-ID --refund|--deliver
@@ -71,16 +71,16 @@ commands:
   serve                               run the API and workers
   keys create --credits N [--name N] [--test]
                                       create an account and an API key (--test: a gg_test_ key, sandbox only, never charged)
-  keys create --account ID [--operator]
+  keys create --account ID-OR-EMAIL [--operator]
                                       add a key to an account; --operator: it may use /api/v1/admin
   keys revoke KEY|PREFIX|ID           revoke an API key (the full key, its prefix or its id)
-  keys list [--account ID]            API keys, with last use and spend limits
+  keys list [--account ID-OR-EMAIL]   API keys, with last use and spend limits
   accounts create --email E --credits N [--name N] [--operator]
                                       create an account and its member; prints a set-up link last
   accounts link --email E             a one-time sign-in link for a member
   accounts list [--q TEXT]            accounts with balance and members
   accounts show ID-OR-EMAIL           one account: balance, members, keys
-  credits grant --account ID --credits N
+  credits grant --account ID-OR-EMAIL --credits N
   codes create --credits N [--count C] [--expires D]
                                       redemption codes, one a line (shown once, stored hashed)
   review list                         tasks waiting for review
