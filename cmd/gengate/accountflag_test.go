@@ -35,3 +35,14 @@ func TestAccountFlagTakesEmail(t *testing.T) {
 		t.Errorf("credits grant --account UNKNOWN-EMAIL: %v\n%s", err, out)
 	}
 }
+
+// TestErrorOnePrefix runs the real binary: an API client command's error
+// (the client package's, which says gengate: itself) is printed after
+// one "gengate:", not two.
+func TestErrorOnePrefix(t *testing.T) {
+	srv := runServer(t, "--data", t.TempDir(), "--addr", "127.0.0.1:0")
+	out, err := binaryCLI(t, "jobs", "get", "01a22000-0000-7000-8000-000000000000", "--url", srv.base, "--key", srv.key)
+	if err == nil || !strings.HasPrefix(out, "gengate: ") || strings.Contains(out, "gengate: gengate:") || !strings.Contains(out, "NOT_FOUND") {
+		t.Errorf("jobs get of an unknown task: %v\n%s; want one gengate: prefix and NOT_FOUND", err, out)
+	}
+}

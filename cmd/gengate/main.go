@@ -44,10 +44,21 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], processEnv, os.Stdout, os.Stderr); err != nil {
 		if !errors.As(err, new(loggedError)) { // serve's are JSON log lines already
-			fmt.Fprintln(os.Stderr, "gengate:", err)
+			fmt.Fprintln(os.Stderr, errorLine(err))
 		}
 		os.Exit(1)
 	}
+}
+
+// errorLine is the line a failed command prints: its error after one
+// "gengate:" (the client package's errors carry their own, which is not
+// repeated).
+func errorLine(err error) string {
+	msg := err.Error()
+	for strings.HasPrefix(msg, "gengate: ") {
+		msg = strings.TrimPrefix(msg, "gengate: ")
+	}
+	return "gengate: " + msg
 }
 
 // processEnv is the process's environment, which also answers
