@@ -46,3 +46,13 @@ func TestErrorOnePrefix(t *testing.T) {
 		t.Errorf("jobs get of an unknown task: %v\n%s; want one gengate: prefix and NOT_FOUND", err, out)
 	}
 }
+
+// TestJobsHelp runs the real binary: gengate jobs --help prints the jobs
+// commands' usage and flags, not the global usage, and exits 0.
+func TestJobsHelp(t *testing.T) {
+	out, err := binaryCLI(t, "jobs", "--help")
+	if err != nil || !strings.Contains(out, "usage: gengate jobs get|wait|cancel") || !strings.Contains(out, "-out") ||
+		strings.Contains(out, "usage: gengate <command>") {
+		t.Errorf("gengate jobs --help: %v\n%s", err, out)
+	}
+}

@@ -205,6 +205,14 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return providersCheck(ctx, rest, getenv, stdout, stderr)
 	case "generate ":
 		return generateCmd(ctx, rest, getenv, stdout, stderr)
+	case "jobs ":
+		// "gengate jobs --help" (no subcommand): the jobs commands and
+		// their flags (those of jobs wait, a superset).
+		if wantsHelp(rest) {
+			fmt.Fprintln(stdout, "usage: gengate jobs get|wait|cancel JOB-ID [flags]\n  get     print the task\n  wait    wait for it to finish (--out DIR: download its outputs)\n  cancel  cancel it (docs/api.md says what is refunded)")
+			return jobsCmd(ctx, "wait", rest, getenv, stdout, stdout)
+		}
+		return errUnknownCommand
 	case "jobs get", "jobs wait", "jobs cancel":
 		return jobsCmd(ctx, sub, rest, getenv, stdout, stderr)
 	case "server-key rotate":
