@@ -100,9 +100,9 @@ func init() {
 	// 2026-08-02, endpoints.ts: bytedance/seedream/v5/lite/text-to-image
 	// and /edit, the same inputs).
 	for _, e := range []string{"text-to-image", "edit"} {
-		old := *Schemas["fal-ai/bytedance/seedream/v5/lite/"+e]
-		old.Source = srcJSAug
-		Schemas["bytedance/seedream/v5/lite/"+e] = &old
+		old := Schemas["fal-ai/bytedance/seedream/v5/lite/"+e]
+		Schemas["bytedance/seedream/v5/lite/"+e] = &schematest.Schema{Source: srcJSAug, Read: old.Read,
+			Fields: old.Fields, Open: old.Open, Rules: append([]schematest.Rule(nil), old.Rules...)}
 	}
 	// "Total pixels must be between 2560x1440 and 3072x3072."
 	for _, e := range []string{"fal-ai/bytedance/seedream/v5/lite/text-to-image", "fal-ai/bytedance/seedream/v5/lite/edit",
