@@ -10,6 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 
 	gg "github.com/gengate/gengate/client"
@@ -113,18 +116,42 @@ func waitAndPrint(ctx context.Context, c *gg.Client, id, out string, width int, 
 	if err != nil {
 		return err
 	}
-	for _, u := range job.Outputs() {
+	for i, u := range job.Outputs() {
 		if out == "" {
 			fmt.Fprintln(stdout, u)
 			continue
 		}
-		path, err := c.DownloadTo(ctx, u, out)
+		path, err := downloadOutput(ctx, c, u, out, fmt.Sprintf("%s-%d", job.ID, i))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, path)
 	}
+	fmt.Fprintf(stderr, "cost %d credits\n", job.Cost)
 	return nil
+}
+
+// downloadOutput downloads an output into dir as <name>.<ext> (the job's
+// id and the output's index, the URL's extension), written whole or not
+// at all.
+func downloadOutput(ctx context.Context, c *gg.Client, u, dir, name string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name+path.Ext(strings.SplitN(u, "?", 2)[0]))
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := c.Download(ctx, u, tmp); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp.Name(), p)
 }
 
 func jobsCmd(ctx context.Context, sub string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

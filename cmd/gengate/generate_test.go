@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -56,6 +58,15 @@ func TestGenerateCLI(t *testing.T) {
 	}
 	if !strings.Contains(stderr, " succeeded") || strings.Contains(stderr, "\r") {
 		t.Errorf("stderr is not plain progress lines: %q", stderr)
+	}
+	// The files are named <jobId>-<n>.<ext>, and the cost is said.
+	jobName := regexp.MustCompile(`^([0-9a-f-]{36})-([0-9]+)\.png$`)
+	m0, m1 := jobName.FindStringSubmatch(filepath.Base(paths[0])), jobName.FindStringSubmatch(filepath.Base(paths[1]))
+	if m0 == nil || m1 == nil || m0[1] != m1[1] || m0[2] != "0" || m1[2] != "1" {
+		t.Errorf("output files %v; want <jobId>-0.png and <jobId>-1.png", paths)
+	} else if r := mustAPI(t, s.base, "GET", "/api/generation/jobs/"+m0[1], s.key, nil, nil); r.status != 200 ||
+		!strings.Contains(stderr, "cost "+strconv.Itoa(r.num("cost"))+" credits") || r.num("cost") == 0 {
+		t.Errorf("stderr does not say the cost of job %s (%d): %q", m0[1], r.num("cost"), stderr)
 	}
 
 	// A local file as the input: uploaded, then used.

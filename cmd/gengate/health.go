@@ -37,8 +37,8 @@ const (
 
 // providerHealth is one provider's state as /readyz shows it.
 type providerHealth struct {
-	Status    string    `json:"status"`
-	Detail    string    `json:"detail,omitempty"`
+	Status    string           `json:"status"`
+	Detail    string           `json:"detail,omitempty"`
 	CheckedAt gengate.JSONTime `json:"checkedAt,omitzero"`
 }
 
