@@ -91,7 +91,6 @@ func readTaskCursor(r *http.Request) (gengate.TaskCursor, error) {
 	return gengate.TaskCursor{CreatedAt: time.UnixMilli(n), ID: id}, nil
 }
 
-
 // accountBody is an Account object with its members.
 func (a *api) accountBody(r *http.Request, acct *gengate.Account) (map[string]any, error) {
 	members, err := a.svc.Store.ListMembers(r.Context(), acct.ID)
