@@ -101,14 +101,18 @@ func TestAsyncPolls(t *testing.T) {
 }
 
 // dropFirst is a transport that loses the first answer after the server
-// handled the request, as a broken connection would.
+// handled the request, as a broken connection would. It records the
+// Idempotency-Key of each POST (the generate calls; the task reads that
+// follow a synchronous answer carry none).
 type dropFirst struct {
 	n    atomic.Int32
 	keys []string
 }
 
 func (d *dropFirst) RoundTrip(r *http.Request) (*http.Response, error) {
-	d.keys = append(d.keys, r.Header.Get("Idempotency-Key"))
+	if r.Method == http.MethodPost {
+		d.keys = append(d.keys, r.Header.Get("Idempotency-Key"))
+	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if d.n.Add(1) == 1 && err == nil {
 		resp.Body.Close()

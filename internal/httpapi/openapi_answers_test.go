@@ -276,6 +276,19 @@ func TestOperatorAnswers(t *testing.T) {
 	}
 	unknown := gengate.NewID()
 	wantProblem(t, s.do(call{Method: "GET", Path: "/api/v1/admin/accounts/" + unknown, Key: op.key}), http.StatusNotFound, gengate.ENotFound)
+	// One account's tasks and ledger, as the operator reads them: the
+	// member's, not the operator's own.
+	for _, list := range []string{"tasks", "ledger"} {
+		path := "/api/v1/admin/accounts/" + member.account + "/" + list
+		r := s.do(call{Method: "GET", Path: path, Key: op.key})
+		wantStatus(t, r, http.StatusOK)
+		if !strings.Contains(string(r.Body), id) {
+			t.Errorf("GET %s does not name the member's task %s: %s", path, id, r.Body)
+		}
+		wantProblem(t, s.do(call{Method: "GET", Path: path + "?limit=many", Key: op.key}), http.StatusBadRequest, gengate.EInvalid)
+		wantProblem(t, s.do(call{Method: "GET", Path: "/api/v1/admin/accounts/" + unknown + "/" + list, Key: op.key}),
+			http.StatusNotFound, gengate.ENotFound)
+	}
 	wantProblem(t, s.do(call{Method: "POST", Path: "/api/v1/admin/accounts/" + unknown + "/credits", Key: op.key,
 		Body: map[string]any{"credits": 5, "note": "x"}}), http.StatusNotFound, gengate.ENotFound)
 	wantProblem(t, s.do(call{Method: "POST", Path: "/api/v1/admin/review/" + unknown, Key: op.key,
