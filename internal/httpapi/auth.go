@@ -83,8 +83,10 @@ func (a *api) authenticate(r *http.Request) (*principal, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !safeMethod(r.Method) && !validCSRF(r.Header.Get(CSRFHeader), sess.CSRFToken) {
-				return nil, gengate.Errorf(gengate.ECSRF, "this request needs the session's CSRF token in the X-CSRF-Token header")
+			if !safeMethod(r.Method) {
+				if err := checkCSRF(r, sess); err != nil {
+					return nil, err
+				}
 			}
 			return &principal{key: &gengate.APIKey{AccountID: m.AccountID}, member: m, session: sess}, nil
 		}
@@ -94,6 +96,25 @@ func (a *api) authenticate(r *http.Request) (*principal, error) {
 		return nil, err
 	}
 	return &principal{key: key}, nil
+}
+
+// checkCSRF refuses a session's state-changing request that lacks the
+// session's CSRF token.
+func checkCSRF(r *http.Request, sess *gengate.Session) error {
+	if !validCSRF(r.Header.Get(CSRFHeader), sess.CSRFToken) {
+		return gengate.Errorf(gengate.ECSRF, "this request needs the session's CSRF token in the X-CSRF-Token header")
+	}
+	return nil
+}
+
+// cookieSession is the session and member of the request's session
+// cookie; UNAUTHORIZED without one.
+func (a *api) cookieSession(r *http.Request) (*gengate.Session, *gengate.Member, error) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, nil, gengate.Errorf(gengate.EUnauthorized, "not signed in")
+	}
+	return a.svc.SessionFor(r.Context(), c.Value)
 }
 
 func validCSRF(got, want string) bool {
@@ -336,8 +357,8 @@ func (a *api) handleSignOut() http.Handler {
 		if err == nil && c.Value != "" {
 			sess, _, err := a.svc.SessionFor(r.Context(), c.Value)
 			if err == nil {
-				if !validCSRF(r.Header.Get(CSRFHeader), sess.CSRFToken) {
-					writeError(w, r, a.log, gengate.Errorf(gengate.ECSRF, "this request needs the session's CSRF token in the X-CSRF-Token header"))
+				if err := checkCSRF(r, sess); err != nil {
+					writeError(w, r, a.log, err)
 					return
 				}
 				if err := a.svc.SignOut(r.Context(), c.Value); err != nil {
@@ -360,18 +381,12 @@ func (a *api) handleSignOut() http.Handler {
 // password does the same by itself.
 func (a *api) handleSignOutAll() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := r.Cookie(SessionCookie)
-		if err != nil || c.Value == "" {
-			writeError(w, r, a.log, gengate.Errorf(gengate.EUnauthorized, "not signed in"))
-			return
+		sess, m, err := a.cookieSession(r)
+		if err == nil {
+			err = checkCSRF(r, sess)
 		}
-		sess, m, err := a.svc.SessionFor(r.Context(), c.Value)
 		if err != nil {
 			writeError(w, r, a.log, err)
-			return
-		}
-		if !validCSRF(r.Header.Get(CSRFHeader), sess.CSRFToken) {
-			writeError(w, r, a.log, gengate.Errorf(gengate.ECSRF, "this request needs the session's CSRF token in the X-CSRF-Token header"))
 			return
 		}
 		if _, err := a.svc.SignOutEverywhere(r.Context(), m); err != nil {
@@ -417,12 +432,7 @@ func (a *api) handleChangePassword() http.Handler {
 // handleSession is GET /api/v1/auth/session: the cookie's session.
 func (a *api) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := r.Cookie(SessionCookie)
-		if err != nil || c.Value == "" {
-			writeError(w, r, a.log, gengate.Errorf(gengate.EUnauthorized, "not signed in"))
-			return
-		}
-		sess, m, err := a.svc.SessionFor(r.Context(), c.Value)
+		sess, m, err := a.cookieSession(r)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return
