@@ -7,6 +7,10 @@ import (
 	"testing"
 )
 
+// The tests of this file run a binary built with -tags bench
+// (benchBinary), so that the default "go test ./..." runs the harness
+// while the default build leaves it out (TestDefaultBuildHasNoBench).
+
 // TestBenchSubmit runs "gengate bench submit" briefly on both databases,
 // with a small --preload: both servers answer, every answer is a 202, and
 // a ratio and the flat cost are reported.
@@ -14,7 +18,7 @@ func TestBenchSubmit(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			_, dbURL, _ := crashSetup(t, dialect, "0", "20s")
-			out, err := exec.Command(binary(t), "bench", "submit", "--clients", "2", "--duration", "300ms",
+			out, err := exec.Command(benchBinary(t), "bench", "submit", "--clients", "2", "--duration", "300ms",
 				"--preload", "40", "--database", dbURL, "--data", t.TempDir()).CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -63,7 +67,7 @@ func TestBenchSubmit(t *testing.T) {
 // TestBenchWaiters runs "gengate bench waiters" with a few calls: it
 // reports the server's memory while they wait, and every call answered 200.
 func TestBenchWaiters(t *testing.T) {
-	out, err := exec.Command(binary(t), "bench", "waiters", "--count", "20", "--sandbox-delay", "1s",
+	out, err := exec.Command(benchBinary(t), "bench", "waiters", "--count", "20", "--sandbox-delay", "1s",
 		"--data", t.TempDir()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -83,7 +87,7 @@ func TestBenchE2E(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			_, dbURL, _ := crashSetup(t, dialect, "0", "20s")
-			out, err := exec.Command(binary(t), "bench", "e2e", "--clients", "2", "--tasks", "12",
+			out, err := exec.Command(benchBinary(t), "bench", "e2e", "--clients", "2", "--tasks", "12",
 				"--database", dbURL, "--data", t.TempDir()).CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)

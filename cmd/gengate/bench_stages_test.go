@@ -1,7 +1,8 @@
+//go:build bench
+
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,25 @@ gengate_sqlite_batches_total ` + itoa(batches) + "\n"
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// TestSteadyRound: a round counts toward the ratio only when the queue did
+// not grow beyond a snapshot's noise.
+func TestSteadyRound(t *testing.T) {
+	for _, c := range []struct {
+		name                              string
+		submitted, before, after, clients int
+		want                              bool
+	}{
+		{"every task stepped", 40000, 3, 5, 16, true},
+		{"queue shrank", 40000, 900, 10, 16, true},
+		{"in flight at the end, four per client", 100, 0, 64, 16, true},
+		{"within 2% of a large round", 40000, 0, 800, 16, true},
+		{"two clients, four left", 138, 0, 4, 2, true},
+		{"a quarter left queued", 40000, 0, 30000, 16, false},
+		{"just over 2%", 40000, 0, 801, 16, false},
+		{"small round, more than four per client", 100, 0, 65, 16, false},
+	} {
+		if got := steadyRound(c.submitted, c.before, c.after, c.clients); got != c.want {
+			t.Errorf("%s: steadyRound(%d, %d, %d, %d) = %v, want %v", c.name, c.submitted, c.before, c.after, c.clients, got, c.want)
+		}
+	}
+}

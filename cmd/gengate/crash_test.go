@@ -29,30 +29,56 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// built is one binary, built at most once per test run.
+type built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+	buildMu    sync.Mutex
+	prodBuild  built
+	benchBuild built
 )
 
-// binary builds the real gengate binary once per test run.
+// binary builds the real gengate binary once per test run: the default
+// build, as shipped, without the benchmark harness.
 func binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "gengate-bin-")
-		if buildErr != nil {
+	return buildBinary(t, &prodBuild, "gengate")
+}
+
+// benchBinary builds gengate with -tags bench once per test run: the
+// default build plus "gengate bench", for the tests of the harness.
+func benchBinary(t testing.TB) string {
+	t.Helper()
+	return buildBinary(t, &benchBuild, "gengate-bench", "-tags", "bench")
+}
+
+func buildBinary(t testing.TB, b *built, name string, flags ...string) string {
+	t.Helper()
+	b.once.Do(func() {
+		buildMu.Lock()
+		if binDir == "" {
+			binDir, b.err = os.MkdirTemp("", "gengate-bin-")
+		}
+		dir := binDir
+		buildMu.Unlock()
+		if b.err != nil {
 			return
 		}
-		binPath = filepath.Join(binDir, "gengate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		b.path = filepath.Join(dir, name)
+		args := append(append([]string{"build"}, flags...), "-o", b.path, ".")
+		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
 
 // crashSetup makes a fresh data directory and database of the dialect and

@@ -17,7 +17,7 @@
 //	gengate migrate-data --from SRC --to DST
 //	gengate server-key rotate|drop-previous|lost|reissue
 //	gengate eval builtin [--sets DIR] [--pictures DIR]
-//	gengate bench submit [--clients 16] [--duration 5s] [--database URL]
+//	gengate bench submit [--clients 16] [--duration 5s] [--database URL]  (built with -tags bench)
 //	gengate generate --model M --prompt P [--image FILE|URL] [--option k=v] [--out DIR] [--async]
 //	gengate jobs get|wait|cancel JOB-ID
 //
@@ -45,6 +45,10 @@ func main() {
 	if err := run(ctx, os.Args[1:], processEnv, os.Stdout, os.Stderr); err != nil {
 		if !errors.As(err, new(loggedError)) { // serve's are JSON log lines already
 			fmt.Fprintln(os.Stderr, errorLine(err))
+		}
+		var coded exitCodeError
+		if errors.As(err, &coded) {
+			os.Exit(coded.code)
 		}
 		os.Exit(1)
 	}
@@ -106,6 +110,8 @@ commands:
   providers check [--config FILE]     every route checked against its provider's model registry (model, provider, upstream id, state, upstream price)
   eval builtin [--sets DIR]           measure the built-in image operations on public sets
   version                             print the version
+
+benchmark harness (only in a binary built with: go build -tags bench ./cmd/gengate):
   bench submit [--clients N]          async submits/s of gengate against a bare handler (docs/benchmarks.md)
   bench waiters [--count N]           server memory while N synchronous calls wait
   bench outputs [--size B]            server memory while 4 large outputs stream into storage
@@ -151,6 +157,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 var errUnknownCommand = errors.New("unknown command")
 
+// exitCodeError is an error that ends the process with its own exit code
+// rather than 1: a usage error that a script must tell apart from a
+// command that ran and failed.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string { return e.err.Error() }
+func (e exitCodeError) Unwrap() error { return e.err }
+
 func wantsHelp(args []string) bool {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
@@ -161,6 +178,11 @@ func wantsHelp(args []string) bool {
 }
 
 func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if cmd == "bench" {
+		// Only a binary built with -tags bench has the harness
+		// (bench_cmd.go); the default build answers nobench.go's refusal.
+		return benchCmd(ctx, sub, rest, getenv, stdout, stderr)
+	}
 	switch cmd + " " + sub {
 	case "keys list":
 		return keysList(ctx, rest, getenv, stdout, stderr)
@@ -191,16 +213,6 @@ func dispatch(ctx context.Context, cmd, sub string, rest []string, getenv func(s
 		return reviewSettle(ctx, rest, getenv, stdout, stderr)
 	case "eval builtin":
 		return evalBuiltin(ctx, rest, getenv, stdout, stderr)
-	case "bench submit":
-		return benchSubmit(ctx, rest, getenv, stdout, stderr)
-	case "bench waiters":
-		return benchWaiters(ctx, rest, getenv, stdout, stderr)
-	case "bench outputs":
-		return benchOutputs(ctx, rest, getenv, stdout, stderr)
-	case "bench e2e":
-		return benchE2E(ctx, rest, getenv, stdout, stderr)
-	case "bench bare":
-		return benchBare(ctx, rest, getenv, stdout, stderr)
 	case "providers check":
 		return providersCheck(ctx, rest, getenv, stdout, stderr)
 	case "generate ":
