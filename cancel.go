@@ -59,15 +59,6 @@ const (
 	CancelTooLate
 )
 
-// ConfirmingCanceler is an optional Engine ability: it stops the upstream
-// work of a task a client cancels and says whether the provider confirms
-// that nothing was charged. An error means the upstream could not be asked
-// (nothing is known to have changed). Each engine's package documents what
-// it takes as confirmation.
-type ConfirmingCanceler interface {
-	CancelWork(ctx context.Context, job Job, upstreamID string) (Cancellation, error)
-}
-
 // cancelRule is the decision for one task state; see Cancel.
 type cancelRule int
 

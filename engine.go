@@ -31,6 +31,10 @@ import (
 // An engine reports Busy or Refused at Submit only for answers that prove
 // the provider did not take the work, by the rule its provider's own client
 // follows (docs/providers.md, "When a create is sent again").
+//
+// What an engine may do beyond these methods (validate, admit, find, cancel,
+// stream inputs, check its registry, hint its latency) is an optional
+// ability, listed in abilities.go.
 type Engine interface {
 	// Name is the engine's name as shown in the model listing ("sandbox").
 	Name() string
@@ -40,57 +44,6 @@ type Engine interface {
 	Repeatable() bool
 	Submit(ctx context.Context, job Job) (Progress, error)
 	Check(ctx context.Context, job Job, upstreamID string) (Progress, error)
-}
-
-// Validator is an optional Engine ability: it says before any charge
-// whether the engine can run a job on its route (Job.Route), with an *Error
-// of code UNSUPPORTED_MODEL_OPTION naming the field it cannot do. Inputs
-// hold the fetched files, or only their names when validation runs before
-// fetching.
-type Validator interface {
-	Validate(job Job) error
-}
-
-// Admitter is an optional Engine ability: an engine whose own capacity is
-// bounded (CPU work in this process) refuses a new task, after its inputs
-// are checked and before any charge, with an *Error of code OVERLOADED
-// when it is full. Forget gives back the place of a task that was then not
-// created; the engine ends an admission itself when the job finishes.
-type Admitter interface {
-	Admit(job Job) error
-	Forget(taskID string)
-}
-
-// IdempotentSubmitter is an optional Engine ability: Submit may be called
-// again for a task whose earlier submit has an unknown outcome, because the
-// upstream takes gengate's task id and a repeated Submit attaches to the
-// work that already exists under it instead of starting more (ComfyUI's
-// client-chosen prompt_id). Such tasks are retried, not sent to review.
-type IdempotentSubmitter interface {
-	IdempotentSubmit() bool
-}
-
-// Finder is an optional Engine ability: after a submit whose outcome is
-// unknown (its answer was lost, or the provider answered an error that does
-// not say whether it took the work: a 5xx its own client would not send
-// again), it looks for the work that submit may have started, where the
-// provider lets a client list or look up its recent work (Replicate's list
-// of predictions, ComfyUI's queue and history). The service follows the
-// work found instead of holding the task for review; it never submits the
-// task again. since is a time no later than the submit began.
-//
-// Find returns the upstream id of the work, "" when the provider shows no
-// work of the job, or an error when it could not tell: a definite one
-// (code GENERATION_FAILED: say, two works match) sends the task to review
-// at once; others are retried, then the task goes to review.
-type Finder interface {
-	Find(ctx context.Context, job Job, since time.Time) (upstreamID string, err error)
-}
-
-// Canceler is an optional Engine ability: it asks the upstream to stop work
-// that gengate has given up on (past its deadline). Best effort.
-type Canceler interface {
-	Cancel(ctx context.Context, job Job, upstreamID string) error
 }
 
 // Job is what an engine is asked to do: one task's validated settings and

@@ -49,32 +49,6 @@ type Upload struct {
 // Path is the upload's URL path.
 func (u Upload) Path() string { return "/files/" + u.Token + "." + u.Ext }
 
-// UploadStore is the Store ability uploads need. internal/sqlstore has it;
-// a Store without it refuses uploads.
-type UploadStore interface {
-	CreateUpload(ctx context.Context, u *Upload) error
-	// FindUpload returns the upload with the URL token, or ENotFound when
-	// there is none or it expired before now.
-	FindUpload(ctx context.Context, token string, now time.Time) (*Upload, error)
-	// ExpiredUploads returns up to limit uploads that expired before the time.
-	ExpiredUploads(ctx context.Context, before time.Time, limit int) ([]*Upload, error)
-	DeleteUpload(ctx context.Context, id string) error
-}
-
-// InputChecker is the Fetcher ability uploads and stored files need: check
-// bytes at hand, or a stored file, as Fetch checks a downloaded file,
-// within the same limits.
-type InputChecker interface {
-	// Check checks data as an input of the kind.
-	Check(data []byte, kind InputKind) (Input, error)
-	// CheckFile checks a stored file of size bytes (read with open, as
-	// often as it needs) as an input of the kind without holding it; the
-	// Input has no Data.
-	CheckFile(ctx context.Context, open func(context.Context) (io.ReadCloser, error), size int64, kind InputKind) (Input, error)
-	// MaxBytes is the largest input of the kind, in bytes.
-	MaxBytes(kind InputKind) int64
-}
-
 func (s *Service) uploads() (UploadStore, error) {
 	u, ok := s.Store.(UploadStore)
 	if !ok {

@@ -15,13 +15,6 @@ import (
 // instead of Data. Small inputs, and every input of the other engines,
 // come as Data as before.
 
-// InputStreamer is an optional Engine ability: StreamsInputs reports that
-// the engine reads its Jobs' inputs with Input.Reader (or ReadAll), so a
-// Large one may come without Data.
-type InputStreamer interface {
-	StreamsInputs() bool
-}
-
 // Reader opens the input for reading: its Data, or the stored file when it
 // comes as Open. It returns the length to read; the caller closes it.
 func (in Input) Reader(ctx context.Context) (io.ReadCloser, int64, error) {

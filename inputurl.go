@@ -34,12 +34,6 @@ const InputURLExpiry = 24 * time.Hour
 // InputURLPath is where the gengate-signed input URLs live.
 const InputURLPath = "/files/in/"
 
-// presigner is an optional Blobs ability: a URL anyone can GET a stored
-// file with until it expires (internal/blob.S3).
-type presigner interface {
-	PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error)
-}
-
 // inputURL returns a URL of a stored input of size bytes that an upstream
 // can fetch, or "" when it is small, URLs are off, or neither the store
 // nor gengate can make one.
@@ -47,7 +41,7 @@ func (s *Service) inputURL(ctx context.Context, t *Task, name, key string, size 
 	if !s.largeInput(size) {
 		return ""
 	}
-	p, ok := s.Blobs.(presigner)
+	p, ok := s.Blobs.(Presigner)
 	if !ok {
 		if s.InputURLBase == "" || len(s.InputURLKey) == 0 {
 			return ""

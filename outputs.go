@@ -179,9 +179,7 @@ func (s *Service) outputsNotStored(ctx context.Context, t *Task, p Progress, err
 // sweepPartialOutputs removes what writes cut short by a crash left in
 // storage, once they are older than any write may take.
 func (s *Service) sweepPartialOutputs(ctx context.Context) error {
-	sw, ok := s.Blobs.(interface {
-		SweepPartial(ctx context.Context, before time.Time) (int, error)
-	})
+	sw, ok := s.Blobs.(PartialSweeper)
 	if !ok {
 		return nil
 	}

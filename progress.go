@@ -34,15 +34,6 @@ const (
 	MaxReportLogLine = 500
 )
 
-// ProgressStore is an optional Store ability: it keeps the latest Report
-// of each task (internal/sqlstore: table task_progress).
-type ProgressStore interface {
-	SaveProgress(ctx context.Context, taskID string, r *Report) error
-	// FindProgress returns the task's latest report, nil when there is
-	// none.
-	FindProgress(ctx context.Context, taskID string) (*Report, error)
-}
-
 // TailLogs returns the last MaxReportLogs non-empty lines of lines, each
 // cut to MaxReportLogLine bytes (on a rune boundary).
 func TailLogs(lines []string) []string {

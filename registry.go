@@ -34,14 +34,6 @@ type RouteStatus struct {
 	Price string
 }
 
-// RegistryChecker is an optional Engine ability: it asks the provider's
-// own model listing about upstream ids and returns a status for each it
-// could tell (an id it leaves out is unchecked). An error means the
-// listing could not be read: nothing is concluded.
-type RegistryChecker interface {
-	CheckRegistry(ctx context.Context, upstreams []string) (map[string]RouteStatus, error)
-}
-
 // RouteCheck is one route in a registry check: the catalog model, the
 // engine (provider) and upstream id of the route, and what its registry
 // said.

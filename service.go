@@ -520,12 +520,6 @@ func (s *Service) firstValid(routes []Route, job Job) (Route, error) {
 	return Route{}, first
 }
 
-// latencyHinter is an optional Engine ability: an engine whose latency
-// differs from the catalog's typical figure says so.
-type latencyHinter interface {
-	TypicalLatency(modelID string) time.Duration
-}
-
 // RetryAfter suggests when a client should poll an unfinished task again:
 // when its next step is due, or else a third of the typical latency of its
 // engine for the model, between 1 and 30 seconds.
@@ -534,7 +528,7 @@ func (s *Service) RetryAfter(t *Task) time.Duration {
 	if m, ok := s.Catalog.Model(t.ModelID); ok && m.LatencySeconds > 0 {
 		wait = time.Duration(m.LatencySeconds) * time.Second / 3
 	}
-	if h, ok := s.Engines[t.Engine].(latencyHinter); ok {
+	if h, ok := s.Engines[t.Engine].(LatencyHinter); ok {
 		wait = h.TypicalLatency(t.ModelID) / 3
 	}
 	if d := t.RunAt.Sub(s.now()); d > 0 {
@@ -1174,17 +1168,11 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// blobLister is an optional Blobs ability: list keys under a prefix that
-// were last written before a time.
-type blobLister interface {
-	List(ctx context.Context, prefix string, before time.Time) ([]string, error)
-}
-
 // sweepInputs deletes input files that no active or reviewed task needs:
 // those of a request that crashed between storing its inputs and creating
 // its task. Inputs of tasks that finish are deleted as they finish.
 func (s *Service) sweepInputs(ctx context.Context) error {
-	lister, ok := s.Blobs.(blobLister)
+	lister, ok := s.Blobs.(BlobLister)
 	if !ok {
 		return nil
 	}

@@ -137,18 +137,6 @@ type Store interface {
 	WebhookEvents(ctx context.Context, accountID, taskID string) ([]*WebhookEvent, map[string][]WebhookAttempt, error)
 }
 
-// StepClaimer is an optional Store ability the workers' claims use when
-// the store has it: ClaimSteps is ClaimTasks that, in the same
-// transaction, also moves each claimed queued task to submitting, the
-// checkpoint a submit needs before its engine is called (a crash after it
-// leaves the task in submitting: docs/architecture.md). The tasks come
-// back with the status they had before the claim, and Checkpointed set on
-// those it moved, so the submit step writes no checkpoint of its own: one
-// commit less on each task's way.
-type StepClaimer interface {
-	ClaimSteps(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Task, error)
-}
-
 // CreateResult is what CreateTask did.
 type CreateResult struct {
 	Task     *Task

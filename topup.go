@@ -161,14 +161,6 @@ type PurchaseRecord struct {
 // or stale: 400, nothing changed.
 const ESignature = "SIGNATURE_INVALID"
 
-// PaymentEventVerifier is an optional ability of Payments: it checks a
-// delivered event's signature and reads it.
-type PaymentEventVerifier interface {
-	// VerifyEvent checks payload against its signature header and returns
-	// what it means; an ESignature error when the signature does not hold.
-	VerifyEvent(payload []byte, signature string) (PaymentEvent, error)
-}
-
 // PaymentEvent is a verified event of the payment provider: a paid
 // checkout, a refund, or something gengate does not act on (both nil).
 type PaymentEvent struct {

@@ -67,13 +67,6 @@ type ModelCost struct {
 	UpstreamMicroUSD int64 `json:"upstreamMicroUsd"`
 }
 
-// CostStore is the Store ability the cost sums need.
-type CostStore interface {
-	// UpstreamCosts sums the recorded succeeded tasks completed at or
-	// after since, by model and provider, sorted by model then provider.
-	UpstreamCosts(ctx context.Context, since time.Time) ([]ModelCost, error)
-}
-
 // CostWindow is the period the engines page and providers check sum.
 const CostWindow = 30 * 24 * time.Hour
 

@@ -35,7 +35,12 @@ type Local struct {
 	parents sync.Map
 }
 
-var _ gengate.Blobs = (*Local)(nil)
+var (
+	_ gengate.Blobs = (*Local)(nil)
+
+	_ gengate.BlobLister     = (*Local)(nil)
+	_ gengate.PartialSweeper = (*Local)(nil)
+)
 
 // NewLocal returns a store rooted at dir, creating it. Files are the
 // operator's alone: directories 0700, files 0600. A dir that exists with

@@ -33,6 +33,10 @@ type S3 struct {
 var (
 	_ Store         = (*S3)(nil)
 	_ gengate.Blobs = (*S3)(nil)
+
+	_ gengate.Presigner      = (*S3)(nil)
+	_ gengate.BlobLister     = (*S3)(nil)
+	_ gengate.PartialSweeper = (*S3)(nil)
 )
 
 // S3Config says where an S3 store lives and how to sign in to it.

@@ -59,7 +59,12 @@ type DB struct {
 	resealFault func() error
 }
 
-var _ gengate.Store = (*DB)(nil)
+var (
+	_ gengate.Store = (*DB)(nil)
+
+	_ gengate.StepClaimer   = (*DB)(nil)
+	_ gengate.ProgressStore = (*DB)(nil)
+)
 
 // IsPostgres reports whether a --database value names PostgreSQL.
 func IsPostgres(url string) bool {

@@ -8,6 +8,8 @@ import (
 	"github.com/gengate/gengate/internal/engine/upstream"
 )
 
+var _ gengate.ConfirmingCanceler = (*Engine)(nil)
+
 // CancelWork stops a prompt a client canceled and says what ComfyUI
 // confirms (gengate.ConfirmingCanceler). A self-hosted ComfyUI bills
 // nothing itself; what counts is whether the GPU worked on the prompt:

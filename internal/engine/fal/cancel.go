@@ -8,6 +8,8 @@ import (
 	"github.com/gengate/gengate/internal/engine/upstream"
 )
 
+var _ gengate.ConfirmingCanceler = (*Engine)(nil)
+
 // CancelWork stops a request a client canceled and says what fal confirms
 // (gengate.ConfirmingCanceler). fal bills a request when a runner works on
 // it; its cancel says which happened (https://fal.ai/docs/inference-api/queue/cancel:

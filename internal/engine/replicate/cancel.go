@@ -9,6 +9,8 @@ import (
 	"github.com/gengate/gengate/internal/engine/upstream"
 )
 
+var _ gengate.ConfirmingCanceler = (*Engine)(nil)
+
 // CancelWork cancels a prediction a client canceled and says what
 // Replicate confirms (gengate.ConfirmingCanceler). Replicate bills the
 // time a prediction runs; the cancel answers the prediction:

@@ -14,7 +14,10 @@ import (
 // Unix time in nanoseconds at which the work counts as done.
 const idPrefix = "sbx_"
 
-var _ gengate.Engine = (*Engine)(nil)
+var (
+	_ gengate.Engine        = (*Engine)(nil)
+	_ gengate.LatencyHinter = (*Engine)(nil)
+)
 
 // Engine is the sandbox engine. It keeps no state between calls apart from
 // its settings, so one Engine serves any number of workers.
