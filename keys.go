@@ -236,3 +236,24 @@ func (s *Service) touchKey(ctx context.Context, k *APIKey) {
 	}
 	k.LastUsedAt = now
 }
+
+// Authenticate returns the API key for a secret, or an EUnauthorized error.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, error) {
+	if secret == "" {
+		return nil, Errorf(EUnauthorized, "an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>")
+	}
+	var k *APIKey
+	var err error
+	if s.Keys != nil {
+		k, err = s.Keys.Find(ctx, HashKey(secret))
+	} else {
+		k, err = s.Store.FindAPIKeyByHash(ctx, HashKey(secret))
+	}
+	if ErrorCode(err) == ENotFound {
+		return nil, Errorf(EUnauthorized, "the API key is invalid or revoked")
+	}
+	if err == nil {
+		s.touchKey(ctx, k)
+	}
+	return k, err
+}
