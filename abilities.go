@@ -29,15 +29,19 @@ import (
 // leaves the task in submitting: docs/architecture.md). The tasks come
 // back with the status they had before the claim, and Checkpointed set on
 // those it moved, so the submit step writes no checkpoint of its own: one
-// commit less on each task's way. Without it the workers claim with
-// ClaimTasks and the submit step writes its checkpoint itself.
+// commit less on each task's way. The same transaction writes the start
+// event of each prediction it moves (webhook.go, "Prediction events").
+// Without it the workers claim with ClaimTasks and the submit step writes
+// its checkpoint itself, and no prediction sends start.
 type StepClaimer interface {
 	ClaimSteps(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Task, error)
 }
 
 // ProgressStore is an optional Store ability: it keeps the latest Report
-// of each task (internal/sqlstore: table task_progress). Without it no
-// report is kept and a task's progress reads as none.
+// of each task (internal/sqlstore: table task_progress), and with it a
+// prediction's logs event (webhook.go, "Prediction events"). Without it
+// no report is kept, a task's progress reads as none and no prediction
+// sends logs.
 type ProgressStore interface {
 	SaveProgress(ctx context.Context, taskID string, r *Report) error
 	// FindProgress returns the task's latest report, nil when there is

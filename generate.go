@@ -120,6 +120,13 @@ func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request
 			return nil, err
 		}
 		t.WebhookURL = req.WebhookURL
+		if req.WebhookEvents != nil {
+			// A prediction's webhook: its events, and none at all for a
+			// filter that names none.
+			if t.WebhookEvents = PredictionFilter(req.WebhookEvents); len(t.WebhookEvents) == 0 {
+				t.WebhookURL, t.WebhookEvents = "", nil
+			}
+		}
 	}
 	if term := s.reviewTerm(req.Prompt); term != "" {
 		t.Status, t.ReviewReason = StatusNeedsReview, ReviewTerms

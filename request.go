@@ -34,6 +34,10 @@ type Request struct {
 	// WebhookURL is the optional webhookUrl member: where the task's
 	// final-state event is delivered (webhook.go).
 	WebhookURL string
+	// WebhookEvents, set by the Replicate-compatible API (not a member of
+	// the body), makes WebhookURL get these prediction events instead
+	// (Task.WebhookEvents).
+	WebhookEvents []string
 }
 
 // AspectRatio returns the aspectRatio option, or "".

@@ -94,7 +94,8 @@ type Store interface {
 	// FinishTask moves a task out of the active states, under the same
 	// lease rule as SaveStep: to succeeded with its creations, to failed
 	// with a refund of refund credits, or to needs_review. The refund ledger
-	// entry and the state change commit together.
+	// entry, the webhook events of the state (webhook.go) and the state
+	// change commit together.
 	FinishTask(ctx context.Context, t *Task, refund int) error
 	// ListTasks returns tasks in a status, oldest first.
 	ListTasks(ctx context.Context, status Status, limit int) ([]*Task, error)

@@ -108,8 +108,14 @@ type Task struct {
 	Outputs []Creation
 	// WebhookURL is where the task's final-state event goes (the request's
 	// webhookUrl), or "". The store keeps it beside the task (written with
-	// it, read only when the task finishes).
+	// it, read only when the task's webhook events are written).
 	WebhookURL string
+	// WebhookEvents are the prediction events (webhook.go) WebhookURL gets
+	// instead of the final-state events, for a prediction of the
+	// Replicate-compatible API (its webhook_events_filter, in
+	// PredictionFilter's form); nil for any other task. Kept beside
+	// WebhookURL.
+	WebhookEvents []string
 	// UpstreamCost is what the provider charged for a succeeded task's
 	// work (upstreamcost.go), set when it succeeds on a provider's engine;
 	// the store keeps it apart from the task (written with the final

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,93 @@ const (
 	EventNeedsReview = "generation.needs_review"
 	EventCanceled    = "generation.canceled"
 )
+
+// Prediction events. A task created as a prediction of the
+// Replicate-compatible API with a webhook keeps the prediction's
+// webhook_events_filter (Task.WebhookEvents), and its webhookUrl gets
+// these events, as Replicate names them, instead of the final-state
+// events above (the account's endpoints still get those); the delivery
+// sends each as the prediction object in its state when the event was
+// written (docs/replicate.md, "Webhooks"). The store writes them:
+//   - start, in the claim that moves the task out of queued for its
+//     first submit (StepClaimer), once;
+//   - logs, with a progress report whose log lines differ from those of
+//     the prediction's last logs event, at most one per
+//     PredictionLogsInterval (a change within it goes with the next
+//     report after it, or with completed);
+//   - output, in the transaction that moves the task to succeeded (gengate
+//     has a task's outputs only when it finishes), just before completed;
+//   - completed, in the transaction that moves it to succeeded, failed
+//     or canceled (a prediction held for review sends nothing: Replicate
+//     has no such state).
+//
+// A task's events to its own webhookUrl are delivered one after the
+// other, in the order they were written: each waits until the one before
+// it is delivered or given up. Replicate retries only a prediction's
+// final webhook; so does gengate (WebhookRetried).
+const (
+	PredictionStart     = "start"
+	PredictionOutput    = "output"
+	PredictionLogs      = "logs"
+	PredictionCompleted = "completed"
+)
+
+// PredictionEvents are the prediction events, in the order a prediction
+// sends them: a create call with a webhook and no webhook_events_filter
+// gets them all, as on Replicate (Cog's default_events).
+var PredictionEvents = []string{PredictionStart, PredictionOutput, PredictionLogs, PredictionCompleted}
+
+// predictionTypePrefix starts the outbox type of every prediction event.
+const predictionTypePrefix = "prediction."
+
+// PredictionEventType is the outbox type (WebhookEvent.Type) of
+// prediction event ev: "prediction.start", "prediction.completed", ...
+func PredictionEventType(ev string) string { return predictionTypePrefix + ev }
+
+// PredictionEvent returns the prediction event an outbox type is, and
+// false for any other event type.
+func PredictionEvent(typ string) (string, bool) { return strings.CutPrefix(typ, predictionTypePrefix) }
+
+// PredictionLogsInterval is the least time between two logs events of a
+// prediction: Replicate sends output and logs webhooks at most once every
+// 500 ms.
+const PredictionLogsInterval = 500 * time.Millisecond
+
+// WebhookRetried reports whether an event whose attempt failed is tried
+// again on the schedule: every event but a prediction's start, output
+// and logs, which get one attempt (Replicate retries only the final
+// webhook of a prediction, "not any webhooks for intermediate states").
+func WebhookRetried(typ string) bool {
+	ev, ok := PredictionEvent(typ)
+	return !ok || ev == PredictionCompleted
+}
+
+// PredictionFilter is a webhook_events_filter as a task keeps it: the
+// known prediction events among events, each once, in PredictionEvents'
+// order.
+func PredictionFilter(events []string) []string {
+	var out []string
+	for _, ev := range PredictionEvents {
+		if slices.Contains(events, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// PredictionFinalEvents are the prediction events a task in status s
+// writes with its state change (the store's order): output and completed
+// when it succeeded, completed when it failed or was canceled, none
+// otherwise.
+func PredictionFinalEvents(s Status) []string {
+	switch s {
+	case StatusSucceeded:
+		return []string{PredictionOutput, PredictionCompleted}
+	case StatusFailed, StatusCanceled:
+		return []string{PredictionCompleted}
+	}
+	return nil
+}
 
 // EventType is the event a task in status s sends, or "" for an active
 // status.
@@ -193,6 +281,9 @@ type WebhookEvent struct {
 	// started (0, or Attempts at the last replay): the delay after a
 	// failed attempt is the schedule's (Attempts-ScheduleFrom)th.
 	ScheduleFrom int
+	// Logs are a prediction's log lines, newline-joined, when its start
+	// or logs event was written: the body shows them as they were then.
+	Logs string
 }
 
 // WebhookAttempt records one delivery attempt.

@@ -99,7 +99,17 @@ func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lea
 		if !checkpoint {
 			return nil
 		}
-		return s.checkpointSubmits(ctx, tx, token, queued)
+		if err := s.checkpointSubmits(ctx, tx, token, queued); err != nil {
+			return err
+		}
+		if len(queued) == 0 {
+			return nil
+		}
+		ids, err := json.Marshal(queued)
+		if err != nil {
+			return err
+		}
+		return s.addStartEvents(ctx, tx, string(ids), now) // webhooks.go
 	})
 	if err != nil || len(claimed) == 0 {
 		return nil, err

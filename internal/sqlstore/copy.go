@@ -144,7 +144,7 @@ var copyTables = []copyTable{
 	{"task_progress", "task_id", []copyColumn{
 		{"task_id", colText}, {"report", colText}, {"updated_at", colInt},
 	}},
-	{"task_webhooks", "task_id", []copyColumn{{"task_id", colText}, {"url", colText}}},
+	{"task_webhooks", "task_id", []copyColumn{{"task_id", colText}, {"url", colText}, {"events", colText}}},
 	{"webhook_secrets", "account_id", []copyColumn{{"account_id", colText}, {"secret", colText}, {"created_at", colInt},
 		{"previous", colText}, {"previous_until", colInt}}},
 	{"webhook_endpoints", "id", []copyColumn{
@@ -156,7 +156,7 @@ var copyTables = []copyTable{
 		{"created_at", colInt}, {"status", colText}, {"attempts", colInt}, {"next_at", colInt},
 		{"lease_until", colReset}, // a claim of a process on the source
 		{"last_status", colInt}, {"last_error", colText}, {"delivered_at", colInt},
-		{"endpoint_id", colText}, {"schedule_from", colInt},
+		{"endpoint_id", colText}, {"schedule_from", colInt}, {"logs", colText},
 	}},
 	{"webhook_attempts", "id", []copyColumn{
 		{"id", colText}, {"event_id", colText}, {"n", colInt}, {"at", colInt}, {"status", colInt}, {"error", colText},

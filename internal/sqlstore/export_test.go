@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/gengate/gengate"
 )
@@ -53,10 +56,10 @@ func (s *DB) ClaimPlan(ctx context.Context, now time.Time, generic bool) (string
 }
 
 // ClaimStepsPlan is ClaimPlan for ClaimSteps: on PostgreSQL the plan of
-// gengate_claim_steps, which also moves the claimed queued tasks to
+// gengate_claim_steps_start, which also moves the claimed queued tasks to
 // submitting; on SQLite the plan of the claim, which is ClaimTasks'.
 func (s *DB) ClaimStepsPlan(ctx context.Context, now time.Time, generic bool) (string, error) {
-	return s.claimPlanOf(ctx, "gengate_claim_steps_from", now, generic)
+	return s.claimPlanOf(ctx, "gengate_claim_steps_start", now, generic)
 }
 
 func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic bool) (string, error) {
@@ -407,4 +410,23 @@ func (s *DB) FailResealAfter(n int) {
 		written++
 		return nil
 	}
+}
+
+// MigrateDownOne undoes the schema's latest migration (its goose Down),
+// as a rollback to the previous release does.
+func (s *DB) MigrateDownOne(ctx context.Context) error {
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	if s.postgres {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(dialect, s.db, sub)
+	if err != nil {
+		return err
+	}
+	_, err = p.Down(ctx)
+	return err
 }

@@ -295,7 +295,8 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			return err
 		}
 		if t.WebhookURL != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO task_webhooks (task_id, url) VALUES ($1, $2)`, t.ID, t.WebhookURL); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO task_webhooks (task_id, url, events) VALUES ($1, $2, $3)`,
+				t.ID, t.WebhookURL, strings.Join(t.WebhookEvents, ",")); err != nil {
 				return err
 			}
 		}
@@ -518,8 +519,9 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 	if checkpoint {
 		// The claim and the checkpoint in one statement, which returns
 		// the rows with the status they had before (migration 00031) and
-		// the lease each held (00035).
-		query = `SELECT ` + stepClaimColumns + ` FROM gengate_claim_steps_from($1, $2, $3, $4)`
+		// the lease each held (00035), and writes the start events of
+		// the predictions it moves out of queued (00036).
+		query = `SELECT ` + stepClaimColumns + ` FROM gengate_claim_steps_start($1, $2, $3, $4)`
 	}
 	var raw []taskRow
 	var prev []string

@@ -13,18 +13,21 @@ import (
 
 // addWebhookEvent writes the outbox rows of a task that has just reached
 // a final (or review) state, inside tx, so the events exist if and only if
-// the state change committed: one for the webhookUrl it was created with,
-// and one for each of its account's endpoints that wants the event type,
-// in that order. It is one statement that makes each row's id itself
-// (webhookEventsInsert): the finish of every task runs it, on SQLite on
-// the one writer, and most tasks have no webhook and their accounts no
-// endpoint, which it learns without a read of its own.
+// the state change committed: for the webhookUrl it was created with, its
+// final-state event, or a prediction's output and completed events as its
+// filter has them (gengate.PredictionFinalEvents); then one for each of
+// its account's endpoints that wants the event type, in that order. It is
+// one statement that makes each row's id itself (webhookEventsInsert): the
+// finish of every task runs it, on SQLite on the one writer, and most
+// tasks have no webhook and their accounts no endpoint, which it learns
+// without a read of its own.
 func (s *DB) addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) error {
 	typ := gengate.EventType(t.Status)
 	if typ == "" {
 		return nil
 	}
-	res, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID)
+	pred := append(gengate.PredictionFinalEvents(t.Status), "", "")
+	res, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID, pred[0], pred[1])
 	if err != nil {
 		return err
 	}
@@ -83,23 +86,52 @@ func WithMaxWebhookEventsPerEndpoint(n int) Option {
 }
 
 // webhookEventsInsert is addWebhookEvent's statement: $1 the account, $2
-// the event type, $3 the time, $4 the task. Each row's id is "msg_" and a
-// random (version 4) UUID in its text form, like "msg_"+gengate.NewID():
-// gen_random_uuid on PostgreSQL, SQLite's randomblob (its generator is
-// seeded from the operating system's) on SQLite.
+// the event type, $3 the time, $4 the task, $5 and $6 the prediction
+// events of the state ("" for none). A prediction's events are typed
+// gengate.PredictionEventType; the rows of one state share their time,
+// and the delivery sends output before completed (claimWebhookQuery).
 func (s *DB) webhookEventsInsert() string {
-	id := `'msg_' || gen_random_uuid()::text`
-	if !s.postgres {
-		id = `'msg_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) ||
-			'-' || substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`
-	}
 	return `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at, endpoint_id)
-		SELECT ` + id + `, $1, $4, url, $2, $3, $3, endpoint_id FROM (
-			SELECT 0 AS k, url, '' AS endpoint_id, 0 AS made FROM task_webhooks WHERE task_id = $4
+		SELECT ` + s.eventID() + `, $1, $4, url, type, $3, $3, endpoint_id FROM (
+			SELECT 0 AS k, url, '' AS endpoint_id, 0 AS made, CAST($2 AS TEXT) AS type FROM task_webhooks WHERE task_id = $4 AND events = ''
 			UNION ALL
-			SELECT 1, url, id, created_at FROM webhook_endpoints WHERE account_id = $1
+			SELECT 0, w.url, '', p.n, 'prediction.' || p.ev FROM task_webhooks w
+				JOIN (SELECT 1 AS n, CAST($5 AS TEXT) AS ev UNION ALL SELECT 2, CAST($6 AS TEXT)) p
+				ON p.ev <> '' AND ',' || w.events || ',' LIKE '%,' || p.ev || ',%'
+				WHERE w.task_id = $4 AND w.events <> ''
+			UNION ALL
+			SELECT 1, url, id, created_at, CAST($2 AS TEXT) FROM webhook_endpoints WHERE account_id = $1
 				AND ',' || event_types || ',' LIKE '%,' || CAST($2 AS TEXT) || ',%'
 		) AS targets ORDER BY k, made, endpoint_id`
+}
+
+// eventID is the SQL expression of a new event's id: "msg_" and a random
+// (version 4) UUID in its text form, like "msg_"+gengate.NewID():
+// gen_random_uuid on PostgreSQL, SQLite's randomblob (its generator is
+// seeded from the operating system's) on SQLite.
+func (s *DB) eventID() string {
+	if s.postgres {
+		return `'msg_' || gen_random_uuid()::text`
+	}
+	return `'msg_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) ||
+			'-' || substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`
+}
+
+// addStartEvents writes, in the claim's transaction on SQLite, the start
+// event of each task with the ids (a JSON array: the claimed tasks the
+// claim moved out of queued) that is a prediction whose filter has start
+// and has no start event yet (a task queued again after a refused submit
+// has one). PostgreSQL's claim function does the same
+// (gengate_claim_steps_start). Each id is one look-up of task_webhooks'
+// primary key, which most tasks are not in.
+func (s *DB) addStartEvents(ctx context.Context, tx *sql.Tx, ids string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at)
+		SELECT `+s.eventID()+`, t.account_id, w.task_id, w.url, 'prediction.start', $2, $2
+		FROM task_webhooks w JOIN tasks t ON t.id = w.task_id
+		WHERE w.task_id IN (SELECT value FROM json_each($1)) AND ',' || w.events || ',' LIKE '%,start,%'
+		AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.task_id = w.task_id AND e.type = 'prediction.start')`,
+		ids, ms(now))
+	return err
 }
 
 // WebhookSecret returns the account's signing keys, storing fresh as its
@@ -314,13 +346,13 @@ func (s *DB) ReplayWebhookEvent(ctx context.Context, accountID, eventID string, 
 	return e, err
 }
 
-const webhookEventColumns = `id, account_id, task_id, url, type, created_at, status, attempts, next_at, delivered_at, last_status, last_error, endpoint_id, schedule_from`
+const webhookEventColumns = `id, account_id, task_id, url, type, created_at, status, attempts, next_at, delivered_at, last_status, last_error, endpoint_id, schedule_from, logs`
 
 func scanWebhookEvent(row scanner) (*gengate.WebhookEvent, error) {
 	e := &gengate.WebhookEvent{}
 	var created, next, delivered int64
 	err := row.Scan(&e.ID, &e.AccountID, &e.TaskID, &e.URL, &e.Type, &created, &e.Status, &e.Attempts, &next,
-		&delivered, &e.LastStatus, &e.LastError, &e.EndpointID, &e.ScheduleFrom)
+		&delivered, &e.LastStatus, &e.LastError, &e.EndpointID, &e.ScheduleFrom, &e.Logs)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +368,12 @@ func scanWebhookEvent(row scanner) (*gengate.WebhookEvent, error) {
 //     slow receivers hold at most perAccount of the delivery workers;
 //   - of a target in backoff (webhook_backoff: it failed, and its pause
 //     has not passed), or that failed and has an attempt in flight: after
-//     a pause one attempt probes the target alone.
+//     a pause one attempt probes the target alone;
+//   - of a task's own webhookUrl while an earlier event of the task to
+//     that URL is pending (in flight, or waiting for its next attempt):
+//     a task's events reach its webhookUrl in the order they were
+//     written (by time; the events of one transaction, a prediction's
+//     output and completed, in predictionOrderOf's order).
 //
 // Two processes never hold the same event: the lease is taken by one
 // conditional UPDATE, whose conditions PostgreSQL rechecks on a row another
@@ -374,7 +411,7 @@ func (s *DB) ClaimWebhookEvent(ctx context.Context, now time.Time, lease time.Du
 // webhook_events_leased (lease_until > 0 is written out so that both
 // planners use that partial index); an event's target is its endpoint, or
 // for a task's own webhookUrl (endpoint_id ”) its URL.
-const claimWebhookQuery = `SELECT e.id FROM webhook_events e
+var claimWebhookQuery = `SELECT e.id FROM webhook_events e
 	WHERE e.status = 'pending' AND e.next_at <= $1 AND e.lease_until <= $1
 	AND e.account_id NOT IN (SELECT f.account_id FROM webhook_events f
 		WHERE f.status = 'pending' AND f.lease_until > 0 AND f.lease_until > $1
@@ -384,7 +421,18 @@ const claimWebhookQuery = `SELECT e.id FROM webhook_events e
 		AND (b.until_at > $1 OR EXISTS (SELECT 1 FROM webhook_events f
 			WHERE f.status = 'pending' AND f.lease_until > 0 AND f.lease_until > $1
 			AND f.account_id = e.account_id AND f.endpoint_id = e.endpoint_id AND f.url = e.url)))
+	AND (e.endpoint_id <> '' OR NOT EXISTS (SELECT 1 FROM webhook_events p
+		WHERE p.task_id = e.task_id AND p.endpoint_id = '' AND p.url = e.url AND p.status = 'pending'
+		AND (p.created_at < e.created_at OR (p.created_at = e.created_at AND ` + predictionOrderOf("p") + ` < ` + predictionOrderOf("e") + `))))
 	ORDER BY e.next_at LIMIT 1`
+
+// predictionOrderOf is the SQL rank of the type of the event of alias
+// a among the events of one task written at one time: a prediction's
+// start, logs and output come before any other (its completed, or a
+// final-state event).
+func predictionOrderOf(a string) string {
+	return `CASE ` + a + `.type WHEN 'prediction.start' THEN 0 WHEN 'prediction.logs' THEN 1 WHEN 'prediction.output' THEN 2 ELSE 3 END`
+}
 
 // RecordWebhookAttempt records attempt a of the claimed event e and moves
 // the event on as o says: delivered, pending again at o.Next, or failed

@@ -1,6 +1,6 @@
 // Package webhook delivers the webhook events of the outbox (the
 // webhook_events table, written by the store in the transaction that
-// finishes a task) following the Standard Webhooks specification. Every
+// changes a task's state) following the Standard Webhooks specification. Every
 // worker process runs the loop; an event is claimed with a lease, so two
 // processes never send the same attempt at once, and its state lives in
 // the database, so delivery survives restarts and SIGKILL (at-least-once:
@@ -157,7 +157,9 @@ func attempt(ctx context.Context, store Store, cfg Config, e *gengate.WebhookEve
 		Backoff: func(failures int) time.Duration { return gengate.WebhookBackoff(cfg.Schedule, failures) }}
 	if sendErr != nil {
 		a.Error = sendErr.Error()
-		if d, ok := gengate.WebhookDelay(cfg.Schedule, e.Attempts-e.ScheduleFrom); ok {
+		// A prediction's start, output and logs events get one attempt
+		// (gengate.WebhookRetried); a replay gives them one more.
+		if d, ok := gengate.WebhookDelay(cfg.Schedule, e.Attempts-e.ScheduleFrom); ok && gengate.WebhookRetried(e.Type) {
 			o.Status, o.Next = "pending", at.Add(d)
 		} else {
 			o.Status = "failed"
