@@ -225,7 +225,7 @@ func countRows(ctx context.Context, q querier, now time.Time) (CopyStats, error)
 		stats.Tables = append(stats.Tables, TableCount{t.name, n})
 	}
 	err := q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN lease_until > $1 THEN 1 ELSE 0 END), 0)
-		FROM tasks WHERE status IN `+active, ms(now)).Scan(&stats.Active, &stats.Leased)
+		FROM tasks WHERE `+isActive, ms(now)).Scan(&stats.Active, &stats.Leased)
 	if err != nil {
 		return stats, fmt.Errorf("count active tasks: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -412,9 +414,9 @@ func (s *DB) FailResealAfter(n int) {
 	}
 }
 
-// MigrateDownOne undoes the schema's latest migration (its goose Down),
-// as a rollback to the previous release does.
-func (s *DB) MigrateDownOne(ctx context.Context) error {
+// MigrateDownTo undoes the schema's migrations after version (their
+// goose Downs, newest first), as a rollback to an earlier release does.
+func (s *DB) MigrateDownTo(ctx context.Context, version int64) error {
 	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
 	if s.postgres {
 		dialect, dir = goose.DialectPostgres, "migrations/postgres"
@@ -427,6 +429,49 @@ func (s *DB) MigrateDownOne(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.Down(ctx)
+	_, err = p.DownTo(ctx, version)
 	return err
+}
+
+// WriteStatements are SQLite's statements on a task row's way, by name:
+// its creation, a step record, the lease's extension, a claim.
+func WriteStatements() map[string]string {
+	return map[string]string{
+		"task INSERT":     taskInserts[1],
+		"step records":    stepUpdates[2],
+		"lease extension": `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND ` + isActive,
+		"claim selection": (&DB{}).dueTasks(4),
+		"CountTasks":      (&DB{}).countTasksQuery(),
+	}
+}
+
+// Opcodes returns SQLite's program (EXPLAIN) for the statement, one
+// opcode per instruction.
+func (s *DB) Opcodes(ctx context.Context, query string) ([]string, error) {
+	// Every parameter bound (to NULL): EXPLAIN only compiles.
+	n := strings.Count(query, "?")
+	for _, m := range regexp.MustCompile(`\$([0-9]+)`).FindAllStringSubmatch(query, -1) {
+		if k, _ := strconv.Atoi(m[1]); k > n {
+			n = k
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, "EXPLAIN "+query, make([]any, n)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var ops []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		ops = append(ops, fmt.Sprint(vals[1]))
+	}
+	return ops, rows.Err()
 }

@@ -65,9 +65,9 @@ func (s *DB) OldestQueued(ctx context.Context) (created time.Time, ok bool, err 
 // submitting, running. It reads the tasks_due index, which holds only
 // them, so it costs the queue's length, not the table's.
 func (s *DB) QueueDepth(ctx context.Context) (map[string]int, error) {
-	q := `SELECT status, COUNT(*) FROM tasks WHERE status IN ` + active + ` GROUP BY status`
+	q := `SELECT status, COUNT(*) FROM tasks WHERE ` + isActive + ` GROUP BY status`
 	if !s.postgres {
-		q = `SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` GROUP BY status`
+		q = `SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_due WHERE ` + isActive + ` GROUP BY status`
 	}
 	rows, err := s.reader().QueryContext(ctx, q)
 	if err != nil {

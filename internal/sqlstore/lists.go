@@ -131,7 +131,7 @@ func (s *DB) ListAccountTasks(ctx context.Context, accountID string, f gengate.T
 	switch f.Status {
 	case "":
 	case "processing":
-		where += " AND status IN " + active
+		where += " AND " + isActive
 	default:
 		add("status = ?", f.Status)
 	}
@@ -171,7 +171,7 @@ func (s *DB) ListReview(ctx context.Context, after gengate.TaskCursor, limit int
 // listReviewQuery is ListReview's query, with where (the cursor's
 // condition) and its limit in parameter n.
 func listReviewQuery(where string, n int) string {
-	return `SELECT ` + taskColumns + ` FROM tasks WHERE status = 'needs_review' AND status NOT IN ` + active + where +
+	return `SELECT ` + taskColumns + ` FROM tasks WHERE status = 'needs_review' AND ` + notActive + where +
 		` ORDER BY created_at, id LIMIT $` + strconv.Itoa(n)
 }
 

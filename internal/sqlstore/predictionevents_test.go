@@ -201,7 +201,7 @@ func TestPredictionWebhooksMigrateDown(t *testing.T) {
 				t.Fatalf("%d events before the rollback, want 3 (two starts, a completed)", n)
 			}
 
-			if err := s.MigrateDownOne(ctx); err != nil {
+			if err := s.MigrateDownTo(ctx, 35); err != nil {
 				t.Fatal(err)
 			}
 			var hook, typ, evURL string

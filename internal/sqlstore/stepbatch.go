@@ -79,7 +79,7 @@ var stepUpdates = func() map[int]string {
 			completed_at = v.column9, attempts = v.column11, engine = v.column12, route = v.column13,
 			lease_token = '', lease_until = 0
 			FROM (VALUES ` + rows(n, stepCols) + `) AS v
-			WHERE tasks.id = v.column10 AND tasks.lease_token = v.column14 AND tasks.status IN ` + active + `
+			WHERE tasks.id = v.column10 AND tasks.lease_token = v.column14 AND ` + tasksIsActive + `
 			RETURNING id`
 	}
 	return m
@@ -180,7 +180,7 @@ const pgSaveStepsSQL = `UPDATE tasks SET status = v.status, upstream_id = v.upst
 		$9::bigint[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[])
 		AS v(status, upstream_id, run_at, error_code, error_message, input_fault, review_reason, updated_at,
 			completed_at, id, attempts, engine, route, token)
-	WHERE tasks.id = v.id AND tasks.lease_token = v.token AND tasks.status IN ` + active + `
+	WHERE tasks.id = v.id AND tasks.lease_token = v.token AND ` + tasksIsActive + `
 	RETURNING tasks.id`
 
 // pgStepMax is the most step records one PostgreSQL batch writes.

@@ -19,7 +19,21 @@ const taskColumns = `id, account_id, model_id, type, status, prompt, options, in
 	fingerprint, engine, upstream_id, error_code, error_message, input_fault, review_reason, lease_token,
 	attempts, run_at, created_at, updated_at, completed_at, route, key_id, input_urls`
 
-const active = `('queued','submitting','running')`
+// isActive is the condition that a task is active (queued, submitting or
+// running) and notActive its negation: chains of = and <>, not IN lists,
+// which SQLite builds as a table at every execution of a statement that
+// evaluates one (migration 00038). On SQLite they are also, word for word,
+// the conditions of the partial indexes tasks_due and tasks_status: its
+// planner uses a partial index only for a query whose WHERE holds the
+// index's own condition. PostgreSQL proves its indexes from either form.
+const (
+	isActive  = `(status = 'queued' OR status = 'submitting' OR status = 'running')`
+	notActive = `(status <> 'queued' AND status <> 'submitting' AND status <> 'running')`
+)
+
+// tasksIsActive is isActive on the column named with its table, for the
+// statements that join tasks with another row source (stepbatch.go).
+const tasksIsActive = `(tasks.status = 'queued' OR tasks.status = 'submitting' OR tasks.status = 'running')`
 
 // stepClaimColumns are taskColumns of the composite t that
 // gengate_claim_steps_from returns, then its prev_lease.
@@ -438,7 +452,7 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
 		var err error
 		t, err = scanTask(q.QueryRowContext(ctx, `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-			WHERE id = $4 AND status IN `+active+` AND lease_until < $3 RETURNING `+taskColumns,
+			WHERE id = $4 AND `+isActive+` AND lease_until < $3 RETURNING `+taskColumns,
 			token, ms(now.Add(lease)), ms(now), id))
 		if errors.Is(err, sql.ErrNoRows) {
 			t, err = nil, nil
@@ -461,7 +475,7 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 // also skips locked rows (so that concurrent claimers take different
 // tasks instead of queueing on one), is in gengate_claim_tasks.
 func (s *DB) dueTasks(limit int) string {
-	return `SELECT rowid FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` AND run_at <= $3 AND lease_until < $3
+	return `SELECT rowid FROM tasks INDEXED BY tasks_due WHERE ` + isActive + ` AND run_at <= $3 AND lease_until < $3
 		ORDER BY run_at LIMIT ` + strconv.Itoa(limit)
 }
 
@@ -613,9 +627,9 @@ func (s *DB) markSubmitting() string {
 // when there is none. It only reads: idle workers ask it before they try a
 // claim, which writes.
 func (s *DB) NextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
-	q := `SELECT run_at FROM tasks WHERE status IN ` + active + ` AND lease_until < $1 ORDER BY run_at LIMIT 1`
+	q := `SELECT run_at FROM tasks WHERE ` + isActive + ` AND lease_until < $1 ORDER BY run_at LIMIT 1`
 	if !s.postgres {
-		q = `SELECT run_at FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` AND lease_until < $1 ORDER BY run_at LIMIT 1`
+		q = `SELECT run_at FROM tasks INDEXED BY tasks_due WHERE ` + isActive + ` AND lease_until < $1 ORDER BY run_at LIMIT 1`
 	}
 	var runAt int64
 	err := s.reader().QueryRowContext(ctx, q, ms(now)).Scan(&runAt)
@@ -635,13 +649,13 @@ func leaseGuard(t *gengate.Task) (string, []any) {
 	if t.LeaseToken == "" {
 		return `status = 'needs_review'`, nil
 	}
-	return `lease_token = $14 AND status IN ` + active, []any{t.LeaseToken}
+	return `lease_token = $14 AND ` + isActive, []any{t.LeaseToken}
 }
 
 // ExtendLease renews a claim that still holds its lease.
 func (s *DB) ExtendLease(ctx context.Context, id, token string, until time.Time) error {
 	return s.write(ctx, func(ctx context.Context, q dbtx) error {
-		res, err := q.ExecContext(ctx, `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND status IN `+active,
+		res, err := q.ExecContext(ctx, `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND `+isActive,
 			ms(until), id, token)
 		if err != nil {
 			return err
@@ -841,9 +855,9 @@ func listTasksQuery(status gengate.Status) string {
 // adds this term.
 func statusTerm(status gengate.Status) string {
 	if status.Active() {
-		return `status IN ` + active
+		return isActive
 	}
-	return `status NOT IN ` + active
+	return notActive
 }
 
 // countTasksQuery is CountTasks' query. On SQLite the active tasks are
@@ -853,9 +867,9 @@ func (s *DB) countTasksQuery() string {
 	if s.postgres {
 		return `SELECT status, COUNT(*) FROM tasks GROUP BY status`
 	}
-	return `SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_due WHERE status IN ` + active + ` GROUP BY status
+	return `SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_due WHERE ` + isActive + ` GROUP BY status
 		UNION ALL
-		SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_status WHERE status NOT IN ` + active + ` GROUP BY status`
+		SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_status WHERE ` + notActive + ` GROUP BY status`
 }
 
 // CountTasks returns the number of task records in each status.
