@@ -191,9 +191,7 @@ func (s *DB) CreateBatches() (batches, items int64) {
 
 // CreateQueued returns how many task creations wait for a batch.
 func (s *DB) CreateQueued() int {
-	s.create.mu.Lock()
-	defer s.create.mu.Unlock()
-	return len(s.create.queue)
+	return s.create.gather.queued()
 }
 
 // SendCreateBatch sends the tasks to PostgreSQL as one batch of
@@ -208,7 +206,7 @@ func (s *DB) SendCreateBatch(tasks []*gengate.Task) (plain, alone []bool, balanc
 			return nil, nil, nil, err
 		}
 		inputs, _ := json.Marshal(t.Inputs)
-		jobs[i] = &createJob{ctx: context.Background(), t: t, options: options, inputs: string(inputs), done: make(chan struct{})}
+		jobs[i] = &createJob{ctx: context.Background(), t: t, options: options, inputs: string(inputs)}
 	}
 	s.create.send(jobs)
 	for _, j := range jobs {
@@ -382,17 +380,12 @@ func (s *DB) SaveStepsPlan(ctx context.Context) (string, error) {
 // queued until release is called; they then go in one batch. Call it
 // while no batch is in flight.
 func (s *DB) HoldSteps() (release func()) {
-	s.steps.mu.Lock()
-	s.steps.running = true
-	s.steps.mu.Unlock()
-	return func() { go s.steps.run() }
+	return s.steps.gather.hold()
 }
 
 // StepsQueued returns how many step records wait for a PostgreSQL batch.
 func (s *DB) StepsQueued() int {
-	s.steps.mu.Lock()
-	defer s.steps.mu.Unlock()
-	return len(s.steps.queue)
+	return s.steps.gather.queued()
 }
 
 // FailResealAfter makes the sealed records' walks read one row per batch

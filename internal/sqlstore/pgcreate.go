@@ -48,7 +48,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,96 +84,29 @@ type createJob struct {
 	plain           bool  // created by the batch; balance is the new balance
 	alone           bool  // the batch failed on the server: create it alone
 	err             error // the batch's fate is unknown
-	done            chan struct{}
 }
 
 // pgCreator gathers task creations into batches (see the file comment).
 type pgCreator struct {
 	db      *sql.DB
-	max     int
-	wait    time.Duration // --db-batch-wait
 	timeout time.Duration // --db-batch-timeout: the longest one batch may take
 	notify  func()        // wakes the workers of every process, after a commit
-
-	mu      sync.Mutex
-	queue   []*createJob
-	running bool          // the batcher runs
-	expect  int           // the batcher waits until this many are queued
-	waiting bool          // the batcher waits for expect
-	filled  chan struct{} // tells the waiting batcher that expect is reached
+	gather  *gatherer[*createJob]
 
 	batches, items atomic.Int64 // sent so far (tests and benchmarks)
 }
 
 func newPGCreator(db *sql.DB, wait, timeout time.Duration, notify func()) *pgCreator {
-	return &pgCreator{db: db, max: pgBatchMax, wait: wait, timeout: timeout, notify: notify, filled: make(chan struct{}, 1)}
+	c := &pgCreator{db: db, timeout: timeout, notify: notify}
+	// Once a batch has committed, the next waits (up to --db-batch-wait)
+	// for its callers to come back and for those queued meanwhile, even
+	// before any of them is queued again.
+	c.gather = newGatherer(pgBatchMax, wait, true, func(n, queued int) int { return min(pgBatchMax, queued+n) }, c.send)
+	return c
 }
 
 // create queues the job and returns once its batch is over.
-func (c *pgCreator) create(j *createJob) {
-	j.done = make(chan struct{})
-	c.mu.Lock()
-	c.queue = append(c.queue, j)
-	switch {
-	case !c.running:
-		c.running = true
-		go c.run()
-	case c.waiting && len(c.queue) >= c.expect:
-		c.waiting = false
-		select {
-		case c.filled <- struct{}{}:
-		default:
-		}
-	}
-	c.mu.Unlock()
-	<-j.done
-}
-
-// run sends batches while jobs are queued or expected back.
-func (c *pgCreator) run() {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		c.mu.Lock()
-		if c.wait > 0 && len(c.queue) < c.expect {
-			c.waiting = true
-			c.mu.Unlock()
-			timer.Reset(c.wait)
-			select {
-			case <-c.filled:
-				timer.Stop()
-			case <-timer.C:
-			}
-			c.mu.Lock()
-			c.waiting = false
-			select { // a signal sent as the timer fired
-			case <-c.filled:
-			default:
-			}
-		}
-		n := min(len(c.queue), c.max)
-		if n == 0 {
-			c.running, c.expect = false, 0
-			c.mu.Unlock()
-			return
-		}
-		batch := slices.Clone(c.queue[:n])
-		c.queue = slices.Delete(c.queue, 0, n)
-		if len(c.queue) == 0 {
-			c.queue = nil // let the array go after a burst
-		}
-		c.mu.Unlock()
-		c.send(batch)
-		// The next batch waits for the callers of this one, about to be
-		// answered, and for those queued meanwhile.
-		c.mu.Lock()
-		c.expect = min(c.max, len(c.queue)+n)
-		c.mu.Unlock()
-		for _, j := range batch {
-			close(j.done)
-		}
-	}
-}
+func (c *pgCreator) create(j *createJob) { c.gather.add(j) }
 
 // send creates the batch's tasks in one call and sets each job's outcome;
 // the caller then answers them (closes done).

@@ -30,7 +30,7 @@ package sqlstore
 //     arrive meanwhile go in the next, sent as soon as the previous one
 //     returns (an idle server sends a lone step at once, in its own
 //     statement, which is in flight as a batch is), or after a wait of
-//     at most --db-batch-wait for a wave of records (see run). The batch
+//     at most --db-batch-wait for a wave of records (see newPGStepSaver). The batch
 //     is one statement, its own transaction: no caller hears of its step
 //     before its COMMIT returned. An ERROR from PostgreSQL (nothing
 //     written) sends each step alone; a batch whose fate is unknown (the
@@ -43,8 +43,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -191,103 +189,44 @@ type stepJob struct {
 	u     *taskUpdate
 	err   error
 	alone bool // written by its caller, alone
-	done  chan struct{}
 }
 
 // pgStepSaver gathers step records into batches on PostgreSQL (see the
 // file comment).
 type pgStepSaver struct {
 	db      *sql.DB
-	wait    time.Duration // --db-batch-wait
 	timeout time.Duration // --db-batch-timeout: the longest one batch may take
-
-	mu      sync.Mutex
-	queue   []*stepJob
-	running bool          // the batcher runs
-	expect  int           // the batcher waits until this many are queued
-	waiting bool          // the batcher waits for expect
-	filled  chan struct{} // tells the waiting batcher that expect is reached
+	gather  *gatherer[*stepJob]
 
 	batches, items atomic.Int64 // sent so far (tests)
 }
 
 func newPGStepSaver(db *sql.DB, wait, timeout time.Duration) *pgStepSaver {
-	return &pgStepSaver{db: db, wait: wait, timeout: timeout, filled: make(chan struct{}, 1)}
+	p := &pgStepSaver{db: db, timeout: timeout}
+	// The steps of one claim end together, so their records come in a
+	// wave: once a batch of several has been written, the next waits, up
+	// to --db-batch-wait, until as many are queued as it held (as the
+	// creations' batcher does), so that a wave goes in one batch rather
+	// than its first record alone and the rest behind it: one round trip
+	// less on each wave's way back to the claimer. A lone record expects
+	// no wave, and nothing queued is nothing to wait for.
+	p.gather = newGatherer(pgStepMax, wait, false, func(n, queued int) int {
+		if n > 1 {
+			return min(pgStepMax, n)
+		}
+		return 0
+	}, p.send)
+	return p
 }
 
 // save writes the step record u in the next batch, or alone.
 func (p *pgStepSaver) save(ctx context.Context, u *taskUpdate) error {
-	j := &stepJob{ctx: ctx, u: u, done: make(chan struct{})}
-	p.mu.Lock()
-	p.queue = append(p.queue, j)
-	switch {
-	case !p.running:
-		p.running = true
-		go p.run()
-	case p.waiting && len(p.queue) >= p.expect:
-		p.waiting = false
-		select {
-		case p.filled <- struct{}{}:
-		default:
-		}
-	}
-	p.mu.Unlock()
-	<-j.done
+	j := &stepJob{ctx: ctx, u: u}
+	p.gather.add(j)
 	if j.alone {
 		return u.run(ctx, p.db)
 	}
 	return j.err
-}
-
-// run sends batches while steps are queued or expected. The steps of one
-// claim end together, so their records come in a wave: once a batch of
-// several has been written, the next waits, up to --db-batch-wait, until
-// as many are queued as it held (as the creations' batcher does), so that
-// a wave goes in one batch rather than its first record alone and the
-// rest behind it: one round trip less on each wave's way back to the
-// claimer.
-func (p *pgStepSaver) run() {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		p.mu.Lock()
-		if p.wait > 0 && len(p.queue) > 0 && len(p.queue) < p.expect {
-			p.waiting = true
-			p.mu.Unlock()
-			timer.Reset(p.wait)
-			select {
-			case <-p.filled:
-				timer.Stop()
-			case <-timer.C:
-			}
-			p.mu.Lock()
-			p.waiting = false
-			select { // a signal sent as the timer fired
-			case <-p.filled:
-			default:
-			}
-		}
-		n := min(len(p.queue), pgStepMax)
-		if n == 0 {
-			p.running, p.expect = false, 0
-			p.queue = nil // let the array go after a burst
-			p.mu.Unlock()
-			return
-		}
-		batch := slices.Clone(p.queue[:n])
-		p.queue = slices.Delete(p.queue, 0, n)
-		p.mu.Unlock()
-		p.send(batch)
-		p.mu.Lock()
-		p.expect = 0
-		if n > 1 {
-			p.expect = min(pgStepMax, n)
-		}
-		p.mu.Unlock()
-		for _, j := range batch {
-			close(j.done)
-		}
-	}
 }
 
 // send writes the batch's records in one statement and sets each job's
