@@ -1,12 +1,16 @@
 package gengate
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/big"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Account holds a credit balance and owns API keys, tasks and creations.
@@ -15,6 +19,52 @@ type Account struct {
 	Name      string
 	Balance   int
 	CreatedAt time.Time
+}
+
+// RenameAccount gives the member's account a new name, checked by
+// CheckAccountName, and returns the account. The account's owner or an
+// operator may, signed in: a member of another role may not, and neither
+// may an API key, which is handed to programs (FORBIDDEN both).
+func (s *Service) RenameAccount(ctx context.Context, m *Member, name string) (*Account, error) {
+	if m == nil {
+		return nil, Errorf(EForbidden, "an account is renamed by its owner, signed in (an API key cannot)")
+	}
+	if !m.ManagesAccount() {
+		return nil, Errorf(EForbidden, "only the account's owner can rename it")
+	}
+	name, err := CheckAccountName(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.RenameAccount(ctx, m.AccountID, name); err != nil {
+		return nil, err
+	}
+	s.log().InfoContext(ctx, "account renamed", "account", m.AccountID, "member", m.ID)
+	return s.Store.FindAccount(ctx, m.AccountID)
+}
+
+// CheckAccountName returns the form an account's new name is stored in,
+// or an INVALID_REQUEST error on field "name": trimmed of surrounding
+// white space, not empty, at most MaxNameLength bytes, valid UTF-8 without
+// control characters (a name shows in one line of the console and of the
+// CLI's tables) or bidirectional overrides and isolates (which would make
+// the name read otherwise than it is written).
+func CheckAccountName(name string) (string, error) {
+	n := strings.TrimSpace(name)
+	bad := func(code, msg string) error {
+		return &Error{Code: EInvalid, Message: "name " + msg, Fields: []FieldError{{Field: "name", Code: code, Message: msg}}}
+	}
+	switch {
+	case n == "":
+		return "", bad(FieldRequired, "must not be empty")
+	case len(n) > MaxNameLength:
+		return "", bad(FieldTooLong, fmt.Sprintf("must be at most %d bytes", MaxNameLength))
+	case !utf8.ValidString(n) || strings.IndexFunc(n, func(r rune) bool {
+		return unicode.IsControl(r) || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+	}) >= 0:
+		return "", bad(FieldValue, "must be one line of text, without control characters")
+	}
+	return n, nil
 }
 
 // APIKey authenticates requests for an account. Only its SHA-256 is stored.

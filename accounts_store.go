@@ -25,13 +25,26 @@ type AccountStore interface {
 	// HasOperator reports whether the account has a member with the
 	// operator role.
 	HasOperator(ctx context.Context, accountID string) (bool, error)
+	// RenameAccount sets the account's name; ENotFound for an unknown
+	// account.
+	RenameAccount(ctx context.Context, accountID, name string) error
 
 	CreateSession(ctx context.Context, s *Session) error
 	// FindSession returns the unexpired session with the token hash and
 	// its member, or ENotFound.
 	FindSession(ctx context.Context, tokenHash string, now time.Time) (*Session, *Member, error)
-	ExtendSession(ctx context.Context, id string, until time.Time) error
+	// ExtendSession records a use of the session at seen and moves its
+	// expiry to until.
+	ExtendSession(ctx context.Context, id string, seen, until time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
+	// ListMemberSessions returns up to limit of the member's sessions
+	// unexpired at now, newest first, after the cursor (a creation time
+	// and id).
+	ListMemberSessions(ctx context.Context, memberID string, now time.Time, after TaskCursor, limit int) ([]Session, error)
+	// DeleteMemberSession ends the member's session with the id;
+	// ENotFound for another member's session, an unknown or an expired
+	// one.
+	DeleteMemberSession(ctx context.Context, memberID, id string, now time.Time) error
 	// SetPassword sets the member's password and ends every session of
 	// the member but keepSession, in one transaction.
 	SetPassword(ctx context.Context, memberID, passwordHash, keepSession string) error

@@ -24,12 +24,21 @@ type Member struct {
 	CreatedAt    time.Time
 }
 
-// Member roles. An operator's own account works like any other; an
+// Member roles. An owner runs their account (its name among other
+// things); an operator's own account works like an owner's, and an
 // operator may also run the installation (the /api/v1/admin endpoints).
+// The database holds no other role yet; a member who only uses an account
+// would have another, and could not rename it (ManagesAccount).
 const (
 	RoleOwner    = "owner"
 	RoleOperator = "operator"
 )
+
+// ManagesAccount reports whether the member may change the account itself
+// (its name): its owner, or an operator. Any other role may not.
+func (m *Member) ManagesAccount() bool {
+	return m != nil && (m.Role == RoleOwner || m.Role == RoleOperator)
+}
 
 // Account-area error codes.
 const (

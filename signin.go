@@ -15,10 +15,10 @@ func invalidCredentials() error {
 	return Errorf(EInvalidCredentials, "email or password is wrong")
 }
 
-// SignIn checks a member's email and password and starts a session. An
-// unknown email costs the same password-hashing work as a wrong password
-// and gets the same error.
-func (s *Service) SignIn(ctx context.Context, email, password string) (string, *Session, *Member, error) {
+// SignIn checks a member's email and password and starts a session for
+// the browser that sent userAgent. An unknown email costs the same
+// password-hashing work as a wrong password and gets the same error.
+func (s *Service) SignIn(ctx context.Context, email, password, userAgent string) (string, *Session, *Member, error) {
 	e, err := NormalizeEmail(email)
 	var m *Member
 	if err == nil {
@@ -34,15 +34,16 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (string, *
 	if !CheckPassword(m.PasswordHash, password) {
 		return "", nil, nil, invalidCredentials()
 	}
-	token, sess, err := s.startSession(ctx, m)
+	token, sess, err := s.startSession(ctx, m, userAgent)
 	return token, sess, m, err
 }
 
-// UseLink consumes a one-time link and starts a session; with a password
-// (setPassword) it also sets the member's password and ends the member's
-// other sessions (before the new one starts). A password that breaks the
-// rules is refused before the link is used.
-func (s *Service) UseLink(ctx context.Context, token, password string, setPassword bool) (string, *Session, *Member, error) {
+// UseLink consumes a one-time link and starts a session for the browser
+// that sent userAgent; with a password (setPassword) it also sets the
+// member's password and ends the member's other sessions (before the new
+// one starts). A password that breaks the rules is refused before the
+// link is used.
+func (s *Service) UseLink(ctx context.Context, token, password string, setPassword bool, userAgent string) (string, *Session, *Member, error) {
 	pwHash := ""
 	if setPassword {
 		if err := CheckPasswordRules(password); err != nil {
@@ -60,13 +61,14 @@ func (s *Service) UseLink(ctx context.Context, token, password string, setPasswo
 	if err != nil {
 		return "", nil, nil, err
 	}
-	tok, sess, err := s.startSession(ctx, m)
+	tok, sess, err := s.startSession(ctx, m, userAgent)
 	return tok, sess, m, err
 }
 
 // SignUp creates an account with credits and its owner, and starts a
-// session. The caller decides whether open sign-up is allowed.
-func (s *Service) SignUp(ctx context.Context, email, password, name string, credits int) (string, *Session, *Member, error) {
+// session for the browser that sent userAgent. The caller decides whether
+// open sign-up is allowed.
+func (s *Service) SignUp(ctx context.Context, email, password, name string, credits int, userAgent string) (string, *Session, *Member, error) {
 	e, err := NormalizeEmail(email)
 	if err != nil {
 		return "", nil, nil, err
@@ -88,12 +90,12 @@ func (s *Service) SignUp(ctx context.Context, email, password, name string, cred
 		return "", nil, nil, err
 	}
 	s.log().InfoContext(ctx, "account signed up", "account", a.ID, "member", m.ID)
-	token, sess, err := s.startSession(ctx, m)
+	token, sess, err := s.startSession(ctx, m, userAgent)
 	return token, sess, m, err
 }
 
-func (s *Service) startSession(ctx context.Context, m *Member) (string, *Session, error) {
-	token, sess := NewSession(m, s.now())
+func (s *Service) startSession(ctx context.Context, m *Member, userAgent string) (string, *Session, error) {
+	token, sess := NewSession(m, userAgent, s.now())
 	if err := s.Store.CreateSession(ctx, sess); err != nil {
 		return "", nil, err
 	}
@@ -115,10 +117,10 @@ func (s *Service) SessionFor(ctx context.Context, token string) (*Session, *Memb
 		return nil, nil, err
 	}
 	if until, ok := sess.Renewed(now); ok {
-		if err := s.Store.ExtendSession(ctx, sess.ID, until); err != nil {
+		if err := s.Store.ExtendSession(ctx, sess.ID, now, until); err != nil {
 			s.log().WarnContext(ctx, "extend session", "member", m.ID, "err", err)
 		} else {
-			sess.ExpiresAt = until
+			sess.ExpiresAt, sess.LastSeenAt = until, now
 		}
 	}
 	return sess, m, nil
@@ -159,6 +161,36 @@ func (s *Service) SignOutEverywhere(ctx context.Context, m *Member) (int, error)
 		s.log().InfoContext(ctx, "signed out everywhere", "member", m.ID, "account", m.AccountID, "sessions", n)
 	}
 	return n, err
+}
+
+// MemberSessions returns up to limit of the member's live sessions, newest
+// first, after the cursor. A member sees their own sessions only, signed
+// in with one: a session belongs to a person, and an API key is handed to
+// programs (FORBIDDEN for a key).
+func (s *Service) MemberSessions(ctx context.Context, m *Member, after TaskCursor, limit int) ([]Session, error) {
+	if m == nil {
+		return nil, sessionsForbidden()
+	}
+	return s.Store.ListMemberSessions(ctx, m.ID, s.now(), after, limit)
+}
+
+// EndSession ends one of the member's own sessions, found by its id (the
+// caller's own included: that is signing out). Another member's session,
+// of this account or another, is NOT_FOUND, as an unknown one: a member
+// cannot tell whether an id names anyone's session.
+func (s *Service) EndSession(ctx context.Context, m *Member, id string) error {
+	if m == nil {
+		return sessionsForbidden()
+	}
+	if err := s.Store.DeleteMemberSession(ctx, m.ID, id, s.now()); err != nil {
+		return err
+	}
+	s.log().InfoContext(ctx, "session ended", "member", m.ID, "account", m.AccountID, "session", id)
+	return nil
+}
+
+func sessionsForbidden() error {
+	return Errorf(EForbidden, "sessions belong to members: sign in to see or end yours (an API key has none)")
 }
 
 // CreateAccountWithLink creates an account with credits and its first

@@ -121,6 +121,31 @@ func (a *api) handleAccount() http.Handler {
 	})
 }
 
+// handleRenameAccount is PATCH /api/v1/account {"name"}: the account's
+// owner (or an operator), signed in, renames it; the answer is the
+// account.
+func (a *api) handleRenameAccount() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Name string `json:"name"`
+		}
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		acct, err := a.svc.RenameAccount(r.Context(), principalOf(r).member, req.Name)
+		var body map[string]any
+		if err == nil {
+			body, err = a.accountBody(r, acct)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
 // handleLedger is GET /api/v1/account/ledger.
 func (a *api) handleLedger() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -105,6 +105,7 @@ func generate(ctx context.Context, key string) {
 	{heading: "GET /healthz, GET /readyz, GET /metrics", lang: "json", check: checkDocReadyMember},
 	{heading: "Authentication: API key or session", lang: "json", method: "GET", path: "/api/v1/auth/session", status: 200},
 	{heading: "GET /api/v1/account", lang: "json", method: "GET", path: "/api/v1/account", status: 200},
+	{heading: "GET /api/v1/account/sessions?limit=&cursor=", lang: "json", method: "GET", path: "/api/v1/account/sessions", status: 200},
 	{heading: "GET /api/v1/account/ledger?limit=&cursor=", lang: "json", method: "GET", path: "/api/v1/account/ledger", status: 200},
 	{heading: "Errors", lang: "json", method: "POST", path: "/api/v1/generate", status: 402},
 }

@@ -14,6 +14,9 @@ func (a *api) accountRoutes(mux gatedMux) {
 	mux.Handle("GET /api/v1/auth/config", bodyNone, a.handleAuthConfig())
 
 	mux.Handle("GET /api/v1/account", bodyNone, a.auth(a.handleAccount()))
+	mux.Handle("PATCH /api/v1/account", bodyJSON(a.cfg.MaxJSONBody), a.auth(a.handleRenameAccount()))
+	mux.Handle("GET /api/v1/account/sessions", bodyNone, a.auth(a.handleSessions()))
+	mux.Handle("DELETE /api/v1/account/sessions/{id}", bodyNone, a.auth(a.handleEndSession()))
 	mux.Handle("GET /api/v1/account/ledger", bodyNone, a.auth(a.handleLedger()))
 	mux.Handle("POST /api/v1/account/password", bodyJSON(a.cfg.MaxJSONBody), a.auth(a.handleChangePassword()))
 	mux.Handle("GET /api/v1/account/usage", bodyNone, a.auth(a.handleUsage()))

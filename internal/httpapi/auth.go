@@ -263,7 +263,7 @@ func (a *api) handleSignIn() http.Handler {
 		var sess *gengate.Session
 		var m *gengate.Member
 		var err error
-		if werr := a.passwordWork(r.Context(), func() { token, sess, m, err = a.svc.SignIn(r.Context(), req.Email, req.Password) }); werr != nil {
+		if werr := a.passwordWork(r.Context(), func() { token, sess, m, err = a.svc.SignIn(r.Context(), req.Email, req.Password, r.UserAgent()) }); werr != nil {
 			return // the client went away
 		}
 		if err != nil {
@@ -299,7 +299,7 @@ func (a *api) handleLink() http.Handler {
 		var m *gengate.Member
 		var err error
 		if werr := a.passwordWork(r.Context(), func() {
-			token, sess, m, err = a.svc.UseLink(r.Context(), req.Token, pw, req.Password != nil)
+			token, sess, m, err = a.svc.UseLink(r.Context(), req.Token, pw, req.Password != nil, r.UserAgent())
 		}); werr != nil {
 			return
 		}
@@ -337,7 +337,7 @@ func (a *api) handleSignUp() http.Handler {
 		var m *gengate.Member
 		var err error
 		if werr := a.passwordWork(r.Context(), func() {
-			token, sess, m, err = a.svc.SignUp(r.Context(), req.Email, req.Password, req.Name, a.cfg.Accounts.SignupCredits)
+			token, sess, m, err = a.svc.SignUp(r.Context(), req.Email, req.Password, req.Name, a.cfg.Accounts.SignupCredits, r.UserAgent())
 		}); werr != nil {
 			return
 		}

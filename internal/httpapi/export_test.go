@@ -6,3 +6,6 @@ func SetAfterHijack(w *Waiting, f func()) { w.afterHijack = f }
 
 // OperationIDs returns the table of operation names, keyed by "METHOD /path".
 func OperationIDs() map[string]string { return operationIDs }
+
+// BrowserName is browserName, for TestBrowserName.
+func BrowserName(ua string) string { return browserName(ua) }

@@ -3,6 +3,11 @@ package httpapi
 // accountPaths are sign-in, the account area, keys and card top-ups.
 func accountPaths() obj {
 	session := object(obj{"member": object(obj{"id": str(), "email": str(), "role": str()}, "id", "email", "role"), "accountId": str(), "accountName": str(), "operator": obj{"type": "boolean"}, "csrfToken": str()})
+	memberSession := object(obj{"id": str(), "createdAt": str(), "lastUsedAt": obj{"type": "string", "description": "to within an hour"},
+		"expiresAt": str(), "userAgent": obj{"type": "string", "description": "the browser's User-Agent at sign-in, at most 256 bytes; empty when unknown"},
+		"browser": obj{"type": "string", "description": "the User-Agent in short (\"Firefox 128 on Linux\"); empty when unknown"},
+		"current": obj{"type": "boolean", "description": "the session making this request"}},
+		"id", "createdAt", "lastUsedAt", "expiresAt", "userAgent", "browser", "current")
 	spendLimit := obj{"type": []string{"integer", "null"}, "minimum": 1, "description": "credits per UTC day; null for none"}
 	return obj{
 		// The account area (docs/api.md has its members in full).
@@ -18,7 +23,21 @@ func accountPaths() obj {
 		"/api/v1/account/password": obj{"post": op("Change the signed-in member's password; the member's other sessions end", true, smallBody(obj{"204": obj{"description": "the password changed; every other session of the member ended"},
 			"400": problem("INVALID_REQUEST: the new password breaks the rules"), "401": problem("INVALID_CREDENTIALS: the current password is wrong"), "403": problem("FORBIDDEN: not a member's session (an API key)"),
 			"429": response("RATE_LIMITED", ref("Problem"), "Retry-After")}), jsonBody(closed(obj{"currentPassword": str(), "password": str()}, "currentPassword", "password")))},
-		"/api/v1/account": obj{"get": op("The caller's account", true, obj{"200": response("the account", ref("Account"))})},
+		"/api/v1/account": obj{
+			"get": op("The caller's account", true, obj{"200": response("the account", ref("Account"))}),
+			"patch": op("Rename the account: its owner or an operator, signed in with a session", true, smallBody(obj{"200": response("the account", ref("Account")),
+				"400": problem("INVALID_REQUEST on name: empty once trimmed, over 200 bytes, or not one line of text"),
+				"403": problem("FORBIDDEN: an API key, or a member who does not manage the account")}),
+				jsonBody(closed(obj{"name": obj{"type": "string", "description": "trimmed; 1 to 200 bytes, one line"}}, "name"))),
+		},
+		"/api/v1/account/sessions": obj{"get": op("The signed-in member's own sessions, newest first", true, obj{
+			"200": response("a page of the member's unexpired sessions", page(memberSession)),
+			"400": problem("INVALID_REQUEST naming the bad parameter"), "403": problem("FORBIDDEN: an API key (sessions belong to members)")},
+			queryParams("limit", "cursor"))},
+		"/api/v1/account/sessions/{id}": obj{"delete": op("End one of the signed-in member's own sessions (the current one too: that signs out)", true, obj{
+			"204": obj{"description": "the session ended; ending the current one also clears its cookie"},
+			"403": problem("FORBIDDEN: an API key (sessions belong to members)"),
+			"404": problem("NOT_FOUND: not one of the member's live sessions (another member's, unknown or expired)")}, pathParam("id"))},
 		"/api/v1/account/ledger": obj{"get": op("The account's ledger, newest first", true,
 			obj{"200": withCSV(response("a page of ledger entries; with format=csv the whole ledger as CSV, streamed", ref("LedgerPage"))),
 				"400": problem("INVALID_REQUEST naming the bad parameter")},

@@ -54,6 +54,18 @@ func (s *DB) FindAccount(ctx context.Context, id string) (*gengate.Account, erro
 	return a, err
 }
 
+// RenameAccount sets the account's name.
+func (s *DB) RenameAccount(ctx context.Context, accountID, name string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE accounts SET name = $1 WHERE id = $2`, name, accountID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("account", accountID)
+	}
+	return nil
+}
+
 // CreateAPIKey stores a key (its hash only).
 func (s *DB) CreateAPIKey(ctx context.Context, k *gengate.APIKey) error {
 	return insertKey(ctx, s.db, k)

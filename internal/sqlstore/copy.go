@@ -100,7 +100,7 @@ var copyTables = []copyTable{
 	}},
 	{"sessions", "id", []copyColumn{
 		{"id", colText}, {"token_hash", colText}, {"member_id", colText}, {"csrf_token", colText},
-		{"created_at", colInt}, {"expires_at", colInt},
+		{"created_at", colInt}, {"expires_at", colInt}, {"last_seen_at", colInt}, {"user_agent", colText},
 	}},
 	{"login_links", "token_hash", []copyColumn{
 		{"token_hash", colText}, {"member_id", colText}, {"purpose", colText}, {"created_at", colInt},

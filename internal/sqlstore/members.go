@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -119,37 +120,97 @@ func (s *DB) HasOperator(ctx context.Context, accountID string) (bool, error) {
 
 // CreateSession stores a session (its token's hash only).
 func (s *DB) CreateSession(ctx context.Context, se *gengate.Session) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, token_hash, member_id, csrf_token, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, se.ID, se.TokenHash, se.MemberID, se.CSRFToken, ms(se.CreatedAt), ms(se.ExpiresAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, token_hash, member_id, csrf_token, created_at, expires_at, last_seen_at, user_agent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, se.ID, se.TokenHash, se.MemberID, se.CSRFToken, ms(se.CreatedAt), ms(se.ExpiresAt),
+		ms(se.LastSeenAt), se.UserAgent)
 	return err
+}
+
+// sessionColumns are a session's columns (table alias s), as
+// sessionRow reads them.
+const sessionColumns = `s.id, s.token_hash, s.member_id, s.csrf_token, s.created_at, s.expires_at, s.last_seen_at, s.user_agent`
+
+// sessionRow receives a row's sessionColumns; done fills the session's
+// times once the row is scanned.
+type sessionRow struct {
+	se                     *gengate.Session
+	created, expires, seen int64
+}
+
+func (r *sessionRow) dest() []any {
+	return []any{&r.se.ID, &r.se.TokenHash, &r.se.MemberID, &r.se.CSRFToken, &r.created, &r.expires, &r.seen, &r.se.UserAgent}
+}
+
+func (r *sessionRow) done() {
+	r.se.CreatedAt, r.se.ExpiresAt, r.se.LastSeenAt = fromMS(r.created), fromMS(r.expires), fromMS(r.seen)
 }
 
 // FindSession returns the unexpired session with the token hash, and its
 // member.
 func (s *DB) FindSession(ctx context.Context, tokenHash string, now time.Time) (*gengate.Session, *gengate.Member, error) {
-	se := &gengate.Session{}
+	row := sessionRow{se: &gengate.Session{}}
 	m := &gengate.Member{}
-	var created, expires, mCreated int64
-	err := s.reader().QueryRowContext(ctx, `SELECT s.id, s.token_hash, s.member_id, s.csrf_token, s.created_at, s.expires_at,
+	var mCreated int64
+	err := s.reader().QueryRowContext(ctx, `SELECT `+sessionColumns+`,
 		m.id, m.account_id, m.email, m.role, m.password_hash, m.created_at
 		FROM sessions s JOIN members m ON m.id = s.member_id WHERE s.token_hash = $1 AND s.expires_at > $2`, tokenHash, ms(now)).
-		Scan(&se.ID, &se.TokenHash, &se.MemberID, &se.CSRFToken, &created, &expires,
-			&m.ID, &m.AccountID, &m.Email, &m.Role, &m.PasswordHash, &mCreated)
+		Scan(append(row.dest(), &m.ID, &m.AccountID, &m.Email, &m.Role, &m.PasswordHash, &mCreated)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, notFound("session", "")
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	se.CreatedAt, se.ExpiresAt, m.CreatedAt = fromMS(created), fromMS(expires), fromMS(mCreated)
-	se.AccountID = m.AccountID
-	return se, m, nil
+	row.done()
+	m.CreatedAt = fromMS(mCreated)
+	row.se.AccountID = m.AccountID
+	return row.se, m, nil
 }
 
-// ExtendSession moves a session's expiry.
-func (s *DB) ExtendSession(ctx context.Context, id string, until time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET expires_at = $1 WHERE id = $2`, ms(until), id)
+// ExtendSession records a use of the session and moves its expiry.
+func (s *DB) ExtendSession(ctx context.Context, id string, seen, until time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET expires_at = $1, last_seen_at = $2 WHERE id = $3`, ms(until), ms(seen), id)
 	return err
+}
+
+// ListMemberSessions returns a page of the member's unexpired sessions,
+// newest first.
+func (s *DB) ListMemberSessions(ctx context.Context, memberID string, now time.Time, after gengate.TaskCursor, limit int) ([]gengate.Session, error) {
+	q := `SELECT ` + sessionColumns + `, m.account_id FROM sessions s JOIN members m ON m.id = s.member_id
+		WHERE s.member_id = $1 AND s.expires_at > $2`
+	args := []any{memberID, ms(now)}
+	if after.ID != "" {
+		q += ` AND (s.created_at < $3 OR (s.created_at = $3 AND s.id < $4))`
+		args = append(args, ms(after.CreatedAt), after.ID)
+	}
+	q += ` ORDER BY s.created_at DESC, s.id DESC LIMIT ` + strconv.Itoa(limit)
+	rows, err := s.reader().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []gengate.Session{}
+	for rows.Next() {
+		row := sessionRow{se: &gengate.Session{}}
+		if err := rows.Scan(append(row.dest(), &row.se.AccountID)...); err != nil {
+			return nil, err
+		}
+		row.done()
+		out = append(out, *row.se)
+	}
+	return out, rows.Err()
+}
+
+// DeleteMemberSession ends the member's unexpired session with the id.
+func (s *DB) DeleteMemberSession(ctx context.Context, memberID, id string, now time.Time) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = $1 AND member_id = $2 AND expires_at > $3`, id, memberID, ms(now))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("session", id)
+	}
+	return nil
 }
 
 // DeleteSession ends the session with the token hash, and every session
