@@ -26,10 +26,10 @@ type Account struct {
 // operator may, signed in: a member of another role may not, and neither
 // may an API key, which is handed to programs (FORBIDDEN both).
 func (s *Service) RenameAccount(ctx context.Context, m *Member, name string) (*Account, error) {
-	if m == nil {
-		return nil, Errorf(EForbidden, "an account is renamed by its owner, signed in (an API key cannot)")
-	}
 	if !m.ManagesAccount() {
+		if m == nil {
+			return nil, Errorf(EForbidden, "an account is renamed by its owner, signed in (an API key cannot)")
+		}
 		return nil, Errorf(EForbidden, "only the account's owner can rename it")
 	}
 	name, err := CheckAccountName(name)
