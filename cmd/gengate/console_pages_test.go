@@ -644,7 +644,7 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 	pages := []struct{ hash, ready string }{
 		{"#/", "#overview-balance"}, {"#/playground/flux", "#pg-cost"}, {"#/tasks", "#tasks-list tbody tr"},
 		{"#/tasks/" + jobID, ".outputs img"}, {"#/gallery", "#gallery .tile"}, {"#/ledger", "#ledger tbody tr"},
-		{"#/keys", "#keys-list tbody tr"}, {"#/webhooks", "#webhook-form"}, {"#/account", "#password-form"},
+		{"#/keys", "#keys-list tbody tr"}, {"#/webhooks", "#webhook-form"}, {"#/account", "#sessions-list tbody tr"},
 	}
 	for _, size := range []struct{ w, h int64 }{{1280, 860}, {390, 844}} {
 		b.do("viewport", chromedp.EmulateViewport(size.w, size.h))
