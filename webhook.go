@@ -16,7 +16,8 @@ import (
 // Webhooks follow the Standard Webhooks specification
 // (standardwebhooks.com): a task given a webhookUrl, and each endpoint of
 // its account that wants the event type (webhook_endpoints.go), gets one
-// event when the task reaches a final (or review) state. The event row is
+// event when the task reaches a final (or review) state (a prediction's
+// webhookUrl gets its prediction events instead, below). The event row is
 // written by the store in the transaction that writes the state (the
 // outbox); a delivery loop in every worker process (internal/webhook)
 // claims due events with a lease, POSTs them signed with the target's

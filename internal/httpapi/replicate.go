@@ -17,7 +17,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -227,6 +226,7 @@ func (a *api) readReplicateCreate(w http.ResponseWriter, r *http.Request, fm fac
 	switch f := m["webhook_events_filter"].(type) {
 	case nil:
 	case []any:
+		req.WebhookEventsFilter = []string{} // given: an empty filter sends nothing
 		for _, ev := range f {
 			s, _ := ev.(string)
 			if !replicateEvents[s] {
@@ -302,14 +302,22 @@ func (a *api) createPrediction(w http.ResponseWriter, r *http.Request, fm facade
 		a.writeReplicateError(w, r, err)
 		return
 	}
-	if req.Webhook != "" && (len(req.WebhookEventsFilter) == 0 || slices.Contains(req.WebhookEventsFilter, "completed")) {
-		body[gengate.WebhookURLField] = markReplicateHook(req.Webhook)
+	if req.Webhook != "" {
+		body[gengate.WebhookURLField] = req.Webhook
 		names[gengate.WebhookURLField] = "webhook"
 	}
 	key := apiKey(r)
 	var o *gengate.Outcome
 	req2, err := a.facadeRequest(body)
 	if err == nil {
+		if req.Webhook != "" {
+			// The prediction's events (gengate.PredictionEvents): all of
+			// them without a filter, as on Replicate.
+			req2.WebhookEvents = req.WebhookEventsFilter
+			if req2.WebhookEvents == nil {
+				req2.WebhookEvents = gengate.PredictionEvents
+			}
+		}
 		o, err = a.svc.GenerateRequest(r.Context(), key, req2, r.Header.Get("Idempotency-Key"))
 	}
 	if err != nil {
@@ -327,24 +335,37 @@ func (a *api) createPrediction(w http.ResponseWriter, r *http.Request, fm facade
 	writeJSON(w, http.StatusCreated, p)
 }
 
-// replicateHookMark marks the webhookUrl of a prediction's task: its
-// event is sent as the prediction object (WebhookBody). It is the URL's
-// fragment, which is never sent over HTTP, so the receiver sees the
-// address it gave.
-const replicateHookMark = "gengate-replicate-prediction"
+// legacyReplicateHookMark is the fragment with which the previous release
+// marked the webhookUrl of a prediction's task (its final-state events
+// sent as the prediction object) instead of keeping its filter
+// (gengate.Task.WebhookEvents). Such tasks, created before the upgrade or
+// by a process of that release during a rolling upgrade, are still
+// answered so (WebhookBody) until they are purged.
+const legacyReplicateHookMark = "gengate-replicate-prediction"
 
-func markReplicateHook(raw string) string {
+func isLegacyReplicateHook(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return raw // refused by the webhookUrl checks, naming webhook
-	}
-	u.Fragment = replicateHookMark
-	return u.String()
+	return err == nil && u.Fragment == legacyReplicateHookMark
 }
 
-func isReplicateHook(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && u.Fragment == replicateHookMark
+// predictionAt makes p, the prediction of a task as it is now, the
+// prediction as it was when the webhook event ev (a prediction event,
+// gengate.PredictionEvents) was written, logs being its lines then: at
+// start and at a logs event it was processing, without output, error
+// or completion, and its logs were those; at output it was still
+// processing, with its output (gengate has them only at the end, so the
+// logs are the final ones). At completed it is as it is now, final.
+func predictionAt(p map[string]any, ev, logs string) {
+	switch ev {
+	case gengate.PredictionStart, gengate.PredictionLogs, gengate.PredictionOutput:
+		p["status"] = replicateStatus(gengate.StatusRunning)
+		p["started_at"] = p["created_at"] // as prediction() has it for a task out of the queue
+		p["error"], p["completed_at"] = nil, nil
+		delete(p, "metrics")
+		if ev != gengate.PredictionOutput {
+			p["output"], p["logs"] = nil, logs
+		}
+	}
 }
 
 // handleReplicateWebhookSecret is GET /v1/webhooks/default/secret: the

@@ -6,14 +6,17 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/replicate/replicate-go"
 
+	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/fal"
 	rep "github.com/gengate/gengate/internal/engine/replicate"
+	"github.com/gengate/gengate/internal/engine/replicate/replicatetest"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 )
@@ -312,53 +315,212 @@ func (s *stack) rawJSON(method, path, key string, header map[string]string, body
 	return r
 }
 
-// TestReplicateWebhook: a prediction created with a webhook sends, when it
-// finishes, the prediction object signed as Replicate signs (replicate-go's
-// ValidateWebhookRequest with the secret of GetDefaultWebhookSecret); a
-// webhook_events_filter without completed sends nothing.
+// TestReplicateWebhook: predictions created by replicate-go with a
+// webhook, run by the replicate engine on Replicate's fake (whose logs
+// change as a prediction runs), on both databases. With every event in
+// its filter, the webhook gets, in this order (and as it was at each
+// event, although its receiver answers only once the prediction has
+// finished): start (processing, no
+// output, no logs), logs while it runs (processing, the progress of that
+// moment, at least 500 ms apart), output (processing, with the output),
+// completed (succeeded); each body is a replicate.Prediction of that
+// prediction, signed as Replicate signs (replicate-go's
+// ValidateWebhookRequest with GetDefaultWebhookSecret's secret); the task
+// record lists the events as prediction.start, prediction.logs…,
+// prediction.output and prediction.completed; so does a webhook without
+// a filter. A filter of completed gets completed alone, one of start
+// start alone; no webhook, or an empty filter, no event. A task whose
+// webhookUrl bears the previous release's mark gets its final-state event
+// as the prediction. A start its receiver refuses is not tried again (one
+// attempt, failed), and completed comes after it.
 func TestReplicateWebhook(t *testing.T) {
-	s := newStack(t, stackOpts{allowPrivate: true})
-	s.svc.WebhookGuard = fetch.TargetGuard(true)
-	s.startWebhooks(nil)
-	acct, key := s.account(100)
-	c := s.replicateClient(key)
-	ctx := context.Background()
-	rcv := newReceiver(t)
-	secret, err := c.GetDefaultWebhookSecret(ctx)
-	if err != nil || !strings.HasPrefix(secret.Key, "whsec_") {
-		t.Fatalf("secret: %v %v", err, secret)
-	}
-	quiet, err := c.CreatePredictionWithModel(ctx, "black-forest-labs", "flux-schnell", replicate.PredictionInput{"prompt": "a dog"},
-		&replicate.Webhook{URL: rcv.URL + "/quiet", Events: []replicate.WebhookEventType{replicate.WebhookEventStart}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.CreatePredictionWithModel(ctx, "black-forest-labs", "flux-schnell", replicate.PredictionInput{"prompt": "a cat"},
-		&replicate.Webhook{URL: rcv.URL + "/hook", Events: []replicate.WebhookEventType{replicate.WebhookEventCompleted}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the prediction's webhook", func() bool { return len(rcv.deliveries()) > 0 })
-	if _, err := s.svc.Wait(ctx, acct, quiet.ID, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	d := rcv.deliveries()[0]
-	req, _ := http.NewRequest("POST", rcv.URL+"/hook", strings.NewReader(string(d.body)))
-	req.Header = d.header
-	if ok, err := replicate.ValidateWebhookRequest(req, *secret); !ok || err != nil {
-		t.Errorf("replicate-go does not validate the webhook: %v %v", ok, err)
-	}
-	var got replicate.Prediction
-	if err := json.Unmarshal(d.body, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.ID != p.ID || got.Status != replicate.Succeeded || got.Model != "black-forest-labs/flux-schnell" {
-		t.Errorf("webhook body: %s", d.body)
-	}
-	if out, _ := got.Output.([]any); len(out) != 1 {
-		t.Errorf("webhook output: %s", d.body)
-	}
-	if ev := s.webhookEvents(key, quiet.ID); len(ev) != 0 {
-		t.Errorf("a prediction without completed in its filter has webhook events %v", ev)
-	}
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		up := replicatetest.New(t)
+		up.SetPolls(5) // logs at 25, 50, 75, 100 %, each poll after a doubling wait (0.25 s, 0.5 s, 1 s...)
+		s := newStack(t, stackOpts{dialect: dialect, allowPrivate: true, engines: map[string]gengate.Engine{
+			"replicate": rep.New(rep.Config{APIKey: up.Key(), BaseURL: up.URL(), AllowPrivateOutputs: true})}})
+		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.startWebhooksTimeout([]time.Duration{10 * time.Millisecond}, time.Minute)
+		acct, key := s.account(1000)
+		c := s.replicateClient(key)
+		ctx := context.Background()
+		secret, err := c.GetDefaultWebhookSecret(ctx)
+		if err != nil || !strings.HasPrefix(secret.Key, "whsec_") {
+			t.Fatalf("secret: %v %v", err, secret)
+		}
+		rcv, refusing := newReceiver(t), newReceiver(t, http.StatusInternalServerError)
+		// The webhook of every event answers once every prediction has
+		// finished: each body must be the prediction as it was when its
+		// event was written, not as it is when it is sent.
+		gated, open := newReceiverUnstarted(t), make(chan struct{})
+		answer := gated.Config.Handler
+		gated.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-open
+			answer.ServeHTTP(w, r)
+		})
+		gated.Start()
+		create := func(hook *replicate.Webhook) string {
+			t.Helper()
+			p, err := c.CreatePredictionWithModel(ctx, "black-forest-labs", "flux-schnell", replicate.PredictionInput{"prompt": "a cat"}, hook, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.ID
+		}
+		all := create(&replicate.Webhook{URL: gated.URL + "/all", Events: replicate.WebhookEventAll})
+		completed := create(&replicate.Webhook{URL: rcv.URL + "/completed", Events: []replicate.WebhookEventType{replicate.WebhookEventCompleted}})
+		start := create(&replicate.Webhook{URL: rcv.URL + "/start", Events: []replicate.WebhookEventType{replicate.WebhookEventStart}})
+		refused := create(&replicate.Webhook{URL: refusing.URL + "/refused",
+			Events: []replicate.WebhookEventType{replicate.WebhookEventStart, replicate.WebhookEventCompleted}})
+		dflt := create(&replicate.Webhook{URL: rcv.URL + "/default"})
+		none := create(nil)
+		r := s.rawJSON("POST", "/v1/models/black-forest-labs/flux-schnell/predictions", key, nil,
+			`{"input": {"prompt": "a cat"}, "webhook": "`+rcv.URL+`/empty", "webhook_events_filter": []}`)
+		wantStatus(t, r, http.StatusCreated)
+		empty := r.str("id")
+		// A prediction of the previous release: its webhookUrl marked.
+		r = s.generate(key, map[string]any{"type": "image", "modelId": "flux-schnell", "prompt": "a cat",
+			"webhookUrl": rcv.URL + "/legacy#gengate-replicate-prediction"}, map[string]string{"Prefer": "respond-async"})
+		wantStatus(t, r, http.StatusAccepted)
+		legacy := r.str("jobId")
+
+		ids := []string{all, completed, start, refused, dflt, none, empty, legacy}
+		for _, id := range ids {
+			if o, err := s.svc.Wait(ctx, acct, id, 2*time.Minute); err != nil || o.Task.Status != gengate.StatusSucceeded {
+				t.Fatalf("prediction %s: %v %v", id, o, err)
+			}
+		}
+		close(open)
+		settled := func(id string) []map[string]any { // the task's events once none is pending
+			var ev []map[string]any
+			waitFor(t, "the webhook events of "+id, func() bool {
+				ev = s.webhookEvents(key, id)
+				return !slices.ContainsFunc(ev, func(e map[string]any) bool { return e["status"] == "pending" })
+			})
+			return ev
+		}
+		types := func(ev []map[string]any) []string {
+			var out []string
+			for _, e := range ev {
+				out = append(out, e["type"].(string)+"/"+e["status"].(string))
+			}
+			return out
+		}
+		received := func(rcv *receiver, id string) []replicate.Prediction {
+			var out []replicate.Prediction
+			for _, d := range rcv.deliveries() {
+				req, _ := http.NewRequest("POST", rcv.URL, strings.NewReader(string(d.body)))
+				req.Header = d.header
+				if ok, err := replicate.ValidateWebhookRequest(req, *secret); !ok || err != nil {
+					t.Errorf("replicate-go does not validate the webhook: %v %v", ok, err)
+				}
+				var p replicate.Prediction
+				if err := json.Unmarshal(d.body, &p); err != nil {
+					t.Fatalf("a webhook body is not a prediction: %v\n%s", err, d.body)
+				}
+				if p.ID == id {
+					out = append(out, p)
+				}
+			}
+			return out
+		}
+
+		// Every event, in order.
+		ev := settled(all)
+		got := received(gated, all)
+		if len(got) != len(ev) || len(got) < 5 {
+			t.Fatalf("%d deliveries of %d events (%q); want start, logs at least twice, output, completed", len(got), len(ev), types(ev))
+		}
+		kinds := []string{"prediction.start"}
+		for range len(got) - 3 {
+			kinds = append(kinds, "prediction.logs")
+		}
+		kinds = append(kinds, "prediction.output", "prediction.completed")
+		var lastLogs time.Time
+		for i, p := range got {
+			if ev[i]["type"] != kinds[i] || ev[i]["status"] != "delivered" {
+				t.Errorf("event %d: %v, want %s, delivered", i, ev[i], kinds[i])
+			}
+			logs := ""
+			if p.Logs != nil {
+				logs = *p.Logs
+			}
+			switch kinds[i] {
+			case "prediction.start":
+				if p.Status != replicate.Processing || p.Output != nil || logs != "" || p.StartedAt == nil || p.CompletedAt != nil {
+					t.Errorf("start: %s", p.RawJSON())
+				}
+			case "prediction.logs":
+				if p.Status != replicate.Processing || p.Output != nil || p.Progress() == nil || p.CompletedAt != nil {
+					t.Errorf("logs event %d: %s", i, p.RawJSON())
+				}
+				at, err := time.Parse(time.RFC3339, ev[i]["createdAt"].(string))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !lastLogs.IsZero() && at.Sub(lastLogs) < gengate.PredictionLogsInterval {
+					t.Errorf("logs events %v apart, want %v at least", at.Sub(lastLogs), gengate.PredictionLogsInterval)
+				}
+				lastLogs = at
+			case "prediction.output":
+				if p.Status != replicate.Processing || p.Output == nil || p.CompletedAt != nil || p.Metrics != nil {
+					t.Errorf("output: %s", p.RawJSON())
+				}
+			case "prediction.completed":
+				if p.Status != replicate.Succeeded || p.Output == nil || p.CompletedAt == nil || p.Model != "black-forest-labs/flux-schnell" {
+					t.Errorf("completed: %s", p.RawJSON())
+				}
+			}
+		}
+		if first, last := got[1].Progress(), got[len(got)-3].Progress(); first == nil || last == nil || first.Percentage >= last.Percentage {
+			t.Errorf("the logs events' progress does not move on: first %+v, last %+v", first, last)
+		}
+
+		// No filter: every event, as on Replicate.
+		if got := types(settled(dflt)); len(got) < 4 || got[0] != "prediction.start/delivered" || !slices.Contains(got, "prediction.logs/delivered") ||
+			!slices.Equal(got[len(got)-2:], []string{"prediction.output/delivered", "prediction.completed/delivered"}) {
+			t.Errorf("a webhook without a filter: events %q", got)
+		}
+
+		// One event each, or none.
+		for _, c := range []struct {
+			id, want string
+		}{{completed, "prediction.completed"}, {start, "prediction.start"}, {none, ""}, {empty, ""}} {
+			ev := settled(c.id)
+			want := []string(nil)
+			if c.want != "" {
+				want = []string{c.want + "/delivered"}
+			}
+			if got := types(ev); !slices.Equal(got, want) {
+				t.Errorf("prediction %s: events %q, want %q", c.id, got, want)
+			}
+			got := received(rcv, c.id)
+			if len(got) != len(want) {
+				t.Errorf("prediction %s: %d deliveries, want %d", c.id, len(got), len(want))
+			}
+			if len(got) == 1 && c.want == "prediction.completed" && got[0].Status != replicate.Succeeded {
+				t.Errorf("completed: %s", got[0].RawJSON())
+			}
+			if len(got) == 1 && c.want == "prediction.start" && (got[0].Status != replicate.Processing || got[0].Output != nil) {
+				t.Errorf("start: %s", got[0].RawJSON())
+			}
+		}
+
+		// The previous release's mark: its final-state event, as the
+		// prediction.
+		if got := types(settled(legacy)); !slices.Equal(got, []string{gengate.EventSucceeded + "/delivered"}) {
+			t.Errorf("a marked webhookUrl: events %q", got)
+		}
+		if got := received(rcv, legacy); len(got) != 1 || got[0].Status != replicate.Succeeded || got[0].Output == nil {
+			t.Errorf("a marked webhookUrl: %d deliveries", len(got))
+		}
+
+		// A refused start is not tried again.
+		if got := types(settled(refused)); !slices.Equal(got, []string{"prediction.start/failed", "prediction.completed/delivered"}) {
+			t.Errorf("a refused start then completed: events %q", got)
+		}
+		if got := received(refusing, refused); len(got) != 2 || got[0].Status != replicate.Processing || got[1].Status != replicate.Succeeded {
+			t.Errorf("a refused start then completed: %d deliveries", len(got))
+		}
+	})
 }

@@ -87,10 +87,11 @@ func WebhookData(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 
 // WebhookBody builds each event's body for the delivery loop
 // (webhook.Config.Body): Standard Webhooks' {type, timestamp, data: the
-// task record}, or, for the task of a prediction created through the
-// Replicate-compatible API with a webhook (its webhookUrl carries
-// replicateHookMark), the prediction object, as Replicate sends it.
-// cfg.Facades names the models as the API does.
+// task record}, or, for a prediction event (gengate.PredictionEvents:
+// the webhook of a prediction created through the Replicate-compatible
+// API), the prediction object as it was when the event was written
+// (predictionAt), as Replicate sends it. cfg.Facades names the models as
+// the API does.
 func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger) func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error) {
 	data := WebhookData(svc, cfg, base, log)
 	a := &api{svc: svc, cfg: cfg, log: log, facades: newFacadeIndex(svc, cfg.Facades)}
@@ -99,7 +100,8 @@ func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 	}
 	base = strings.TrimRight(base, "/")
 	return func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error) {
-		if e.EndpointID == "" && isReplicateHook(e.URL) {
+		ev, prediction := gengate.PredictionEvent(e.Type)
+		if e.EndpointID == "" && (prediction || isLegacyReplicateHook(e.URL)) {
 			o, err := svc.Find(ctx, e.AccountID, e.TaskID)
 			if err != nil {
 				return nil, err
@@ -108,7 +110,9 @@ func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(a.prediction(r, o.Task, ""))
+			p := a.prediction(r, o.Task, "")
+			predictionAt(p, ev, e.Logs)
+			return json.Marshal(p)
 		}
 		d, err := data(ctx, e.AccountID, e.TaskID)
 		if err != nil {

@@ -503,11 +503,12 @@ func (s *DB) recordTarget(ctx context.Context, tx *sql.Tx, e *gengate.WebhookEve
 	return err
 }
 
-// WebhookEvents returns the events of a task of the account, oldest first,
-// each with its attempts.
+// WebhookEvents returns the events of a task of the account, oldest first
+// (those written together in the order they are delivered), each with
+// its attempts.
 func (s *DB) WebhookEvents(ctx context.Context, accountID, taskID string) ([]*gengate.WebhookEvent, map[string][]gengate.WebhookAttempt, error) {
-	rows, err := s.reader().QueryContext(ctx, `SELECT `+webhookEventColumns+` FROM webhook_events WHERE task_id = $1 AND account_id = $2
-		ORDER BY created_at, id`, taskID, accountID)
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+webhookEventColumns+` FROM webhook_events e WHERE task_id = $1 AND account_id = $2
+		ORDER BY created_at, `+predictionOrderOf("e")+`, id`, taskID, accountID)
 	if err != nil {
 		return nil, nil, err
 	}
