@@ -36,7 +36,7 @@ const (
 const tasksIsActive = `(tasks.status = 'queued' OR tasks.status = 'submitting' OR tasks.status = 'running')`
 
 // stepClaimColumns are taskColumns of the composite t that
-// gengate_claim_steps_from returns, then its prev_lease.
+// gengate_claim_steps_start returns, then its prev_lease.
 var stepClaimColumns = func() string {
 	cols := strings.Split(strings.ReplaceAll(taskColumns, "\n\t", " "), ", ")
 	for i, c := range cols {
