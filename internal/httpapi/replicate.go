@@ -311,11 +311,13 @@ func (a *api) createPrediction(w http.ResponseWriter, r *http.Request, fm facade
 	req2, err := a.facadeRequest(body)
 	if err == nil {
 		if req.Webhook != "" {
-			// The prediction's events (gengate.PredictionEvents): all of
-			// them without a filter, as on Replicate.
+			// The prediction's events (gengate.PredictionEvents); without
+			// a filter output and completed, as Replicate's API reference
+			// documents its default ("whenever there are new outputs or
+			// the prediction has finished").
 			req2.WebhookEvents = req.WebhookEventsFilter
 			if req2.WebhookEvents == nil {
-				req2.WebhookEvents = gengate.PredictionEvents
+				req2.WebhookEvents = []string{gengate.PredictionOutput, gengate.PredictionCompleted}
 			}
 		}
 		o, err = a.svc.GenerateRequest(r.Context(), key, req2, r.Header.Get("Idempotency-Key"))
