@@ -70,3 +70,52 @@ func TestStatusQueriesPlan(t *testing.T) {
 		t.Errorf("ListReview returned %d tasks; want 3", len(review))
 	}
 }
+
+// TestStatusIndexSkipsActiveTasks: on PostgreSQL too (migration 00040)
+// tasks_status holds only the tasks out of the active states, so the
+// rows of tasks on their way upstream (each claim and step record is a
+// new row version, never a HOT update) write no entry in it: 3,000 active
+// tasks leave it at its empty size, 3,000 finished ones grow it. The
+// queries by status still find both kinds (CountTasks, ListTasks).
+func TestStatusIndexSkipsActiveTasks(t *testing.T) {
+	ctx := context.Background()
+	s := sqltest.Open(t, "postgres")
+	a := newAccount(t, s, 100)
+	size := func() (n int64) {
+		t.Helper()
+		if err := s.SQL().QueryRow(`SELECT pg_relation_size('tasks_status')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	empty := size()
+	now := t0.UnixMilli()
+	addTasks(t, s, a.ID, "q", "queued", now, 1000)
+	addTasks(t, s, a.ID, "s", "submitting", now, 1000)
+	addTasks(t, s, a.ID, "r", "running", now, 1000)
+	if got := size(); got != empty {
+		t.Errorf("3,000 active tasks grew tasks_status from %d to %d bytes; want no entry for an active task", empty, got)
+	}
+	addTasks(t, s, a.ID, "done", "succeeded", now, 3000)
+	if got := size(); got <= empty {
+		t.Errorf("3,000 finished tasks left tasks_status at %d bytes: the index is not the one queries by status use", got)
+	}
+	counts, err := s.CountTasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, n := range map[gengate.Status]int{gengate.StatusQueued: 1000, gengate.StatusSubmitting: 1000, gengate.StatusRunning: 1000, gengate.StatusSucceeded: 3000} {
+		if counts[st] != n {
+			t.Errorf("CountTasks()[%s] = %d; want %d", st, counts[st], n)
+		}
+	}
+	for st, n := range map[gengate.Status]int{gengate.StatusQueued: 10, gengate.StatusSucceeded: 10} {
+		list, err := s.ListTasks(ctx, st, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != n {
+			t.Errorf("ListTasks(%s) returned %d tasks; want %d", st, len(list), n)
+		}
+	}
+}

@@ -849,10 +849,11 @@ func listTasksQuery(status gengate.Status) string {
 }
 
 // statusTerm is the condition that a task in status is, or is not, in
-// the active states. On SQLite tasks_status holds only the tasks out of
-// them (migration 00014), and its planner uses a partial index only for a
-// query whose WHERE holds the index's own condition: a query by status
-// adds this term.
+// the active states. tasks_status holds only the tasks out of them
+// (migration 00014 on SQLite, 00040 on PostgreSQL), and a planner uses a
+// partial index only for a query whose WHERE implies the index's own
+// condition (SQLite: holds it word for word): a query by status adds this
+// term.
 func statusTerm(status gengate.Status) string {
 	if status.Active() {
 		return isActive
@@ -860,12 +861,15 @@ func statusTerm(status gengate.Status) string {
 	return notActive
 }
 
-// countTasksQuery is CountTasks' query. On SQLite the active tasks are
-// counted in tasks_due and the others in tasks_status, each index holding
-// only its own (migration 00014).
+// countTasksQuery is CountTasks' query. The active tasks are counted in
+// tasks_due and the others in tasks_status, each index holding only its
+// own (migration 00014 on SQLite, 00040 on PostgreSQL); SQLite, which has
+// no statistics, is told which index to walk.
 func (s *DB) countTasksQuery() string {
 	if s.postgres {
-		return `SELECT status, COUNT(*) FROM tasks GROUP BY status`
+		return `SELECT status, COUNT(*) FROM tasks WHERE ` + isActive + ` GROUP BY status
+		UNION ALL
+		SELECT status, COUNT(*) FROM tasks WHERE ` + notActive + ` GROUP BY status`
 	}
 	return `SELECT status, COUNT(*) FROM tasks INDEXED BY tasks_due WHERE ` + isActive + ` GROUP BY status
 		UNION ALL
