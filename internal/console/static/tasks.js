@@ -170,13 +170,15 @@ function canceledText(t) {
   return 'Canceled after the provider may have charged for the work: nothing was refunded.';
 }
 
-// progressView shows what the provider last said of the work.
+// progressView shows what the provider last said of the work: its status
+// word, its queue position, and its percentage in words and as a bar.
 function progressView(t) {
   const p = t.progress;
   if (!p || t.status !== 'processing') return null;
   const pairs = [];
   if (p.upstreamStatus) pairs.push(['Provider says', p.upstreamStatus]);
   if (typeof p.queuePosition === 'number') pairs.push(['Queue position', String(p.queuePosition + 1)]);
+  if (typeof p.percent === 'number') pairs.push(['Progress', Math.floor(p.percent) + ' %']);
   const bar = typeof p.percent === 'number' ? h('progress', { max: 100, value: p.percent, 'aria-label': 'progress' }, p.percent + '%') : null;
   return h('div', { class: 'progress' }, pairs.length ? dl(pairs) : null, bar,
     Array.isArray(p.logs) && p.logs.length ? h('pre', { class: 'logs' }, p.logs.join('\n')) : null);
