@@ -40,7 +40,7 @@ func (s *Service) submitted(ctx context.Context, t *Task, eng Engine, p Progress
 		s.log().WarnContext(ctx, "upstream busy at submit", "jobId", t.ID, "engine", t.Engine, "err", err)
 		t.Status = StatusQueued
 		t.RunAt = s.now().Add(max(ue.RetryAfter, backoff(t.Attempts)))
-		return s.Store.SaveStep(ctx, t, true)
+		return s.saveLast(ctx, t)
 	case ue != nil && ue.Kind == Refused:
 		return s.fallback(ctx, t, ue)
 	case ue != nil:
@@ -55,7 +55,7 @@ func (s *Service) submitted(ctx context.Context, t *Task, eng Engine, p Progress
 			// in submitting, which is never sent again.
 			t.Attempts = 0
 			t.RunAt = s.now().Add(FindDelay)
-			return s.Store.SaveStep(ctx, t, true)
+			return s.saveLast(ctx, t)
 		}
 		return s.review(ctx, t, ReviewOutcomeUnknown, "the upstream did not say whether it accepted the generation")
 	}
@@ -99,7 +99,7 @@ func (s *Service) retryFind(ctx context.Context, t *Task, cause error) error {
 			"the upstream did not say whether it accepted the generation, and its recent work could not be read")
 	}
 	t.RunAt = s.now().Add(backoff(t.Attempts))
-	return s.Store.SaveStep(ctx, t, true)
+	return s.saveLast(ctx, t)
 }
 
 // checked acts on the answer to a check of upstream work.
@@ -114,7 +114,7 @@ func (s *Service) checked(ctx context.Context, t *Task, p Progress, err error) e
 		s.log().InfoContext(ctx, "upstream busy at check", "jobId", t.ID, "err", err)
 		t.Attempts = 0
 		t.RunAt = s.now().Add(max(ue.RetryAfter, s.pollInterval(t)))
-		return s.Store.SaveStep(ctx, t, true)
+		return s.saveLast(ctx, t)
 	case ue != nil:
 		return s.fail(ctx, t, ue.Code, ue.Message, ue.InputFault())
 	case definite(err):
@@ -134,7 +134,7 @@ func (s *Service) fallback(ctx context.Context, t *Task, ue *UpstreamError) erro
 		"from", t.Engine, "to", next.Engine, "upstream", next.Upstream, "err", ue)
 	t.Engine, t.Route, t.UpstreamID = next.Engine, next, ""
 	t.Status, t.Attempts, t.RunAt = StatusQueued, 0, s.now()
-	if err := s.Store.SaveStep(ctx, t, true); err != nil {
+	if err := s.saveLast(ctx, t); err != nil {
 		return err
 	}
 	s.Events.Kick()
@@ -156,7 +156,7 @@ func (s *Service) progress(ctx context.Context, t *Task, p Progress) error {
 	}
 	s.saveReport(ctx, t, p.Report) // progress.go
 	t.RunAt = s.now().Add(max(p.RetryAfter, s.pollInterval(t)))
-	return s.Store.SaveStep(ctx, t, true)
+	return s.saveLast(ctx, t)
 }
 
 // pollInterval is the backoff between polls of upstream work: a tenth of
@@ -189,7 +189,7 @@ func (s *Service) retry(ctx context.Context, t *Task, cause error) error {
 		t.Status = StatusQueued
 	}
 	t.RunAt = s.now().Add(backoff(t.Attempts))
-	return s.Store.SaveStep(ctx, t, true)
+	return s.saveLast(ctx, t)
 }
 
 func (s *Service) review(ctx context.Context, t *Task, reason, msg string) error {
@@ -206,6 +206,7 @@ func (s *Service) finish(ctx context.Context, t *Task, refund int) error {
 	if t.Status.Done() {
 		t.CompletedAt = now
 	}
+	ReleaseSlot(ctx) // the step's last write (stepslot.go)
 	if err := s.Store.FinishTask(ctx, t, refund); err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func (s *Service) Step(ctx context.Context, t *Task) error {
 		// rather than fail a paid task because of a configuration change.
 		s.log().WarnContext(ctx, "engine not configured", "jobId", t.ID, "engine", t.Engine)
 		t.RunAt = s.now().Add(time.Minute)
-		return s.Store.SaveStep(ctx, t, true)
+		return s.saveLast(ctx, t)
 	}
 	_, finds := eng.(Finder)
 	if t.Status == StatusSubmitting && !resubmittable(eng) && !finds {
@@ -132,7 +132,7 @@ func notSent(err error) bool {
 func (s *Service) handBack(ctx context.Context, t *Task) error {
 	s.log().InfoContext(ctx, "step cut short by shutdown; task handed back", "jobId", t.ID, "status", t.Status)
 	t.RunAt = s.now()
-	return s.Store.SaveStep(ctx, t, true)
+	return s.saveLast(ctx, t)
 }
 
 // holdLease renews the task's lease while a step runs, so that a slow

@@ -409,7 +409,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.TaskLease, "task-lease", 20*time.Second, "how long a worker holds a task step before another may take it over"),
 		f.dur(&c.UploadRetention, "upload-retention", gengate.DefaultUploadRetention, "how long files uploaded to /api/v1/files are kept"),
 		f.boolean(&c.AllowPrivate, "allow-private-inputs", "allow input URLs, and provider output URLs on hosts other than the provider's, on loopback and private networks"),
-		f.integer(&c.Workers, "workers", defaultWorkers, "task steps run at once by this process"),
+		f.integer(&c.Workers, "workers", defaultWorkers, "task steps working with their upstreams at once in this process (as many more may be waiting for their last write to commit)"),
 		f.integer(&c.S3PartBuffers, "s3-part-buffers", blob.DefaultPartBuffers, "outputs stored to S3 storage at once, each holding one 8 MiB part buffer (memory at most this × 8 MiB whatever --workers is); more wait their turn"),
 		f.dur(&c.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "longest one webhook delivery attempt may take (connect, send, answer)"),
 		f.dur(&c.WebhookOverlap, "webhook-secret-overlap", gengate.DefaultWebhookOverlap, "how long a rotated-out webhook secret still signs deliveries beside the new one"),

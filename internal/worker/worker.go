@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -31,7 +32,7 @@ type Runner interface {
 
 // Config sets the pool's size and rhythm.
 type Config struct {
-	Concurrency  int           // steps run at once (default 4)
+	Concurrency  int           // steps working with their upstreams at once (default 4); as many more may be waiting for their last write to commit
 	PollInterval time.Duration // longest an idle claimer waits before it looks for due steps (default 250ms)
 	PurgeEvery   time.Duration // default 1h
 	// Grace is how long steps already running may go on once ctx ends
@@ -91,13 +92,14 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 // says so. A wake-up from Events, the timer or a freed slot only makes it
 // look.
 func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup) {
-	idle := cfg.Concurrency
-	done := make(chan struct{}, cfg.Concurrency)
+	sl := newSlots(cfg.Concurrency)
+	freed := make(chan struct{}, cfg.Concurrency)
+	done := make(chan bool, sl.maxAlive) // true: the step's slot is freed now
 	timer := time.NewTimer(cfg.PollInterval)
 	defer timer.Stop()
 	claim, look := false, true
 	for ctx.Err() == nil {
-		if idle > 0 && (claim || look) {
+		if n := sl.room(); n > 0 && (claim || look) {
 			look = false
 			if !claim {
 				d, ok, err := r.NextDue(ctx)
@@ -113,45 +115,43 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 				}
 			}
 			if claim {
-				tasks, err := r.ClaimDue(ctx, idle)
+				tasks, err := r.ClaimDue(ctx, n)
 				if err != nil && ctx.Err() == nil {
 					log.Error("claim task steps", "err", err)
 				}
-				// A claim that filled every idle slot may have left more
-				// due tasks: claim again as soon as a slot is free. One
-				// that did not looks again at once, by a read, so that
-				// the timer is set to the next step's due time rather
-				// than left at the poll interval.
-				claim = err == nil && len(tasks) == idle
+				// A claim that filled every slot it had room for may have
+				// left more due tasks: claim again as soon as a slot is
+				// free. One that did not looks again at once, by a read,
+				// so that the timer is set to the next step's due time
+				// rather than left at the poll interval.
+				claim = err == nil && len(tasks) == n
 				look = err == nil && !claim
 				for _, t := range tasks {
-					idle--
+					sl.take()
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						step(steps, ctx, r, t, log)
-						done <- struct{}{}
+						var released atomic.Bool
+						release := func() {
+							if released.CompareAndSwap(false, true) {
+								freed <- struct{}{}
+							}
+						}
+						step(gengate.WithSlotRelease(steps, release), ctx, r, t, log)
+						done <- released.CompareAndSwap(false, true)
 					}()
 				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-		case <-done:
-			// Every step that ended while the last claim committed frees
-			// its slot now, so that the next claim takes a task for each
-			// in one write rather than one write per slot: the claimer
-			// waits for each claim's commit, and one task per commit
-			// capped the whole process at one step per commit.
-			idle++
-			for drained := false; !drained; {
-				select {
-				case <-done:
-					idle++
-				default:
-					drained = true
-				}
-			}
+		case <-freed:
+			sl.free()
+			sl.drain(freed, done)
+			look = true
+		case slot := <-done:
+			sl.end(slot)
+			sl.drain(freed, done)
 			// A freed slot looks for a due step (a read): a step that
 			// became due since the last claim, such as a poll released
 			// due a quarter second after its submit, is not left
@@ -162,6 +162,51 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 		case <-timer.C:
 			look = true
 			timer.Reset(cfg.PollInterval)
+		}
+	}
+}
+
+// slots counts a claimer's step slots. idle is the free ones: a step
+// frees its slot just before its last write (gengate.WithSlotRelease), or
+// when it returns if it did not. alive is the steps not returned yet,
+// whose last writes may still wait for the store: at most maxAlive, twice
+// the slots, so a store slow to commit holds the claims back instead of
+// letting waiting writes pile up.
+type slots struct{ idle, alive, maxAlive int }
+
+func newSlots(n int) *slots { return &slots{idle: n, maxAlive: 2 * n} }
+
+// room is how many tasks the next claim may take.
+func (s *slots) room() int { return min(s.idle, s.maxAlive-s.alive) }
+
+// take counts a claimed task's step started.
+func (s *slots) take() { s.idle--; s.alive++ }
+
+// free counts a step's slot freed before its last write.
+func (s *slots) free() { s.idle++ }
+
+// end counts a step returned; slot says its slot is freed with it.
+func (s *slots) end(slot bool) {
+	s.alive--
+	if slot {
+		s.idle++
+	}
+}
+
+// drain counts every slot freed and step ended while the last claim
+// committed, so that the next claim takes a task for each in one write
+// rather than one write per slot: the claimer waits for each claim's
+// commit, and one task per commit capped the whole process at one step
+// per commit.
+func (s *slots) drain(freed chan struct{}, done chan bool) {
+	for {
+		select {
+		case <-freed:
+			s.free()
+		case slot := <-done:
+			s.end(slot)
+		default:
+			return
 		}
 	}
 }
