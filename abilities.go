@@ -15,7 +15,7 @@ import (
 // fails the build instead of silently turning the ability off; a wrapper
 // around an adapter hides every ability it does not forward itself.
 //
-// Store: StepClaimer, ProgressStore, UploadStore, CostStore.
+// Store: StepClaimer, ProgressStore, UploadStore, CostStore, SigningKeyStore.
 // Blobs: Presigner, BlobLister, PartialSweeper.
 // Fetcher: InputChecker.
 // Engine: Validator, Admitter, IdempotentSubmitter, Finder, Canceler,
@@ -67,6 +67,17 @@ type CostStore interface {
 	// UpstreamCosts sums the recorded succeeded tasks completed at or
 	// after since, by model and provider, sorted by model then provider.
 	UpstreamCosts(ctx context.Context, since time.Time) ([]ModelCost, error)
+}
+
+// SigningKeyStore is the Store ability signing keys need
+// (internal/sqlstore: table signing_keys). Without it no webhook is
+// signed with a key pair: the attempts of a fal queue request's webhook
+// fail, and the fal JWKS is an internal error.
+type SigningKeyStore interface {
+	// SigningKeys returns the stored keys, newest first, storing the key
+	// fresh makes first when there is none (the first caller's wins a
+	// race, or both are kept).
+	SigningKeys(ctx context.Context, fresh func() (*SigningKey, error)) ([]*SigningKey, error)
 }
 
 // Presigner is an optional Blobs ability: a URL anyone can GET a stored

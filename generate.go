@@ -122,8 +122,8 @@ func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request
 		t.WebhookURL = req.WebhookURL
 		if req.WebhookEvents != nil {
 			// A prediction's webhook: its events, and none at all for a
-			// filter that names none.
-			if t.WebhookEvents = PredictionFilter(req.WebhookEvents); len(t.WebhookEvents) == 0 {
+			// filter that names none; or a fal queue request's.
+			if t.WebhookEvents = WebhookFilter(req.WebhookEvents); len(t.WebhookEvents) == 0 {
 				t.WebhookURL, t.WebhookEvents = "", nil
 			}
 		}

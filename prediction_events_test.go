@@ -44,3 +44,27 @@ func TestPredictionEvents(t *testing.T) {
 		t.Errorf("PredictionEvent(PredictionEventType(logs)) = %q, %v", ev, ok)
 	}
 }
+
+// TestFalEvents: a fal queue request's webhook is kept as FalWebhookEvents
+// (not read as a prediction filter naming nothing), writes fal.completed
+// on success, failure and cancel and nothing for review, and is retried
+// on the schedule.
+func TestFalEvents(t *testing.T) {
+	if got := gengate.WebhookFilter(gengate.FalWebhookEvents); !slices.Equal(got, gengate.FalWebhookEvents) {
+		t.Errorf("WebhookFilter(FalWebhookEvents) = %q", got)
+	}
+	if got := gengate.WebhookFilter([]string{"fal", "start"}); !slices.Equal(got, []string{"start"}) {
+		t.Errorf(`WebhookFilter(["fal", "start"]) = %q, want a prediction's ["start"]`, got)
+	}
+	for s, want := range map[gengate.Status]string{
+		gengate.StatusSucceeded: gengate.FalCompleted, gengate.StatusFailed: gengate.FalCompleted,
+		gengate.StatusCanceled: gengate.FalCompleted, gengate.StatusNeedsReview: "", gengate.StatusRunning: "",
+	} {
+		if got := gengate.FalFinalEvent(s); got != want {
+			t.Errorf("FalFinalEvent(%s) = %q, want %q", s, got, want)
+		}
+	}
+	if !gengate.WebhookRetried(gengate.FalCompleted) {
+		t.Error("fal.completed is not retried")
+	}
+}

@@ -36,7 +36,8 @@ type Request struct {
 	WebhookURL string
 	// WebhookEvents, set by the Replicate-compatible API (not a member of
 	// the body), makes WebhookURL get these prediction events instead
-	// (Task.WebhookEvents).
+	// (Task.WebhookEvents); set to FalWebhookEvents by the fal-compatible
+	// queue, its fal event.
 	WebhookEvents []string
 }
 

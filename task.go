@@ -113,7 +113,8 @@ type Task struct {
 	// WebhookEvents are the prediction events (webhook.go) WebhookURL gets
 	// instead of the final-state events, for a prediction of the
 	// Replicate-compatible API (its webhook_events_filter, in
-	// PredictionFilter's form); nil for any other task. Kept beside
+	// PredictionFilter's form), or FalWebhookEvents for a fal queue
+	// request's (its fal event); nil for any other task. Kept beside
 	// WebhookURL.
 	WebhookEvents []string
 	// UpstreamCost is what the provider charged for a succeeded task's

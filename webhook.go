@@ -17,7 +17,8 @@ import (
 // (standardwebhooks.com): a task given a webhookUrl, and each endpoint of
 // its account that wants the event type (webhook_endpoints.go), gets one
 // event when the task reaches a final (or review) state (a prediction's
-// webhookUrl gets its prediction events instead, below). The event row is
+// webhookUrl gets its prediction events instead, and a fal queue
+// request's its fal event: below). The event row is
 // written by the store in the transaction that writes the state (the
 // outbox); a delivery loop in every worker process (internal/webhook)
 // claims due events with a lease, POSTs them signed with the target's
@@ -124,6 +125,43 @@ func PredictionFinalEvents(s Status) []string {
 		return []string{PredictionCompleted}
 	}
 	return nil
+}
+
+// fal queue webhooks. A request submitted to the fal-compatible queue
+// with fal_webhook (docs/fal.md) keeps FalWebhookEvents as its
+// Task.WebhookEvents, and its webhookUrl gets one event, FalCompleted,
+// instead of the final-state events (the account's endpoints still get
+// those). The store writes it in the transaction that moves the task to
+// succeeded, failed or canceled (FalFinalEvent); a request held for
+// review sends nothing until it is settled, since fal has no such state.
+// The delivery sends it as fal sends a queue webhook, signed as fal signs
+// one but with the install's signing key (signingkey.go), retried on the
+// schedule like any final-state event.
+const FalCompleted = "fal.completed"
+
+// FalWebhookEvents is the WebhookEvents of a fal queue request's task:
+// kept as "fal" beside its webhookUrl, it names no prediction event.
+var FalWebhookEvents = []string{"fal"}
+
+// FalFinalEvent is the event a fal queue request's webhookUrl gets when
+// its task reaches status s: FalCompleted for succeeded, failed and
+// canceled, "" otherwise.
+func FalFinalEvent(s Status) string {
+	switch s {
+	case StatusSucceeded, StatusFailed, StatusCanceled:
+		return FalCompleted
+	}
+	return ""
+}
+
+// WebhookFilter is a request's WebhookEvents as its task keeps them:
+// FalWebhookEvents as they are, any other list a prediction's filter
+// (PredictionFilter).
+func WebhookFilter(events []string) []string {
+	if slices.Equal(events, FalWebhookEvents) {
+		return FalWebhookEvents
+	}
+	return PredictionFilter(events)
 }
 
 // EventType is the event a task in status s sends, or "" for an active

@@ -46,7 +46,7 @@ func TestMigrateData(t *testing.T) {
 	}
 	wantCounts(t, out, map[string]int{"accounts": 2, "api_keys": 2, "members": 1, "sessions": 0, "login_links": 1, "tasks": 1, "ledger": 3, "creations": 1, "uploads": 0, "task_progress": 0,
 		"task_webhooks": 0, "webhook_secrets": 0, "webhook_endpoints": 0, "webhook_events": 0, "webhook_attempts": 0,
-		"webhook_backoff": 0, "redemption_codes": 0, "purchases": 0, "upstream_costs": 0})
+		"webhook_backoff": 0, "redemption_codes": 0, "purchases": 0, "upstream_costs": 0, "signing_keys": 0})
 
 	out = cli(t, "migrate-data", "--from", dir, "--to", pg)
 	for _, want := range []string{"SQLite " + filepath.Join(dir, "gengate.db"), "PostgreSQL postgres://",
@@ -57,7 +57,7 @@ func TestMigrateData(t *testing.T) {
 	}
 	wantCounts(t, out, map[string]int{"accounts": 2, "api_keys": 2, "members": 1, "sessions": 0, "login_links": 1, "tasks": 1, "ledger": 3, "creations": 1, "uploads": 0, "task_progress": 0,
 		"task_webhooks": 0, "webhook_secrets": 0, "webhook_endpoints": 0, "webhook_events": 0, "webhook_attempts": 0,
-		"webhook_backoff": 0, "redemption_codes": 0, "purchases": 0, "upstream_costs": 0})
+		"webhook_backoff": 0, "redemption_codes": 0, "purchases": 0, "upstream_costs": 0, "signing_keys": 0})
 	t.Logf("migrate-data printed:\n%s", out)
 
 	// Twice is refused, and changes nothing.

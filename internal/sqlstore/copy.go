@@ -144,7 +144,7 @@ var copyTables = []copyTable{
 	{"task_progress", "task_id", []copyColumn{
 		{"task_id", colText}, {"report", colText}, {"updated_at", colInt},
 	}},
-	{"task_webhooks", "task_id", []copyColumn{{"task_id", colText}, {"url", colText}, {"events", colText}}},
+	{"task_webhooks", "task_id", []copyColumn{{"task_id", colText}, {"url", colText}, {"events", colText}, {"format", colText}}},
 	{"webhook_secrets", "account_id", []copyColumn{{"account_id", colText}, {"secret", colText}, {"created_at", colInt},
 		{"previous", colText}, {"previous_until", colInt}}},
 	{"webhook_endpoints", "id", []copyColumn{
@@ -163,6 +163,11 @@ var copyTables = []copyTable{
 	}},
 	{"webhook_backoff", "account_id, target", []copyColumn{
 		{"account_id", colText}, {"target", colText}, {"failures", colInt}, {"until_at", colInt},
+	}},
+	// Sealed under the server key the copy's processes are given, so the
+	// install keeps signing with the keys its receivers know.
+	{"signing_keys", "id", []copyColumn{
+		{"id", colText}, {"public_key", colText}, {"private_key", colText}, {"created_at", colInt},
 	}},
 }
 
@@ -362,7 +367,7 @@ func copyInto(ctx context.Context, dst *DB, src, w *sql.Tx, want CopyStats) erro
 		// start creates an account) out until this transaction ends; readers
 		// may go on. On SQLite the transaction holds the write lock already.
 		if _, err := w.ExecContext(ctx, `LOCK TABLE accounts, api_keys, members, sessions, login_links, tasks, ledger, creations, uploads, task_progress,
-			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts, webhook_backoff, redemption_codes, purchases, upstream_costs IN EXCLUSIVE MODE`); err != nil {
+			task_webhooks, webhook_secrets, webhook_endpoints, webhook_events, webhook_attempts, webhook_backoff, redemption_codes, purchases, upstream_costs, signing_keys IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("destination: lock tables: %w", err)
 		}
 	}

@@ -25,13 +25,14 @@ const (
 	SealedWebhookEndpoint = "webhook-endpoint" // an endpoint's signing secret
 	SealedOutput          = "output"           // an output file's URL token
 	SealedUpload          = "upload"           // an uploaded file's URL token
+	SealedSigningKey      = "signing-key"      // the private half of a signing key (fal webhooks)
 )
 
 // SealedRecord is one record holding a value sealed under the server key.
 type SealedRecord struct {
 	Kind      string
 	ID        string // the account id for SealedWebhookSecret
-	AccountID string
+	AccountID string // "" for SealedSigningKey, the install's
 }
 
 // ResealReport says what a walk of the sealed records found and did.
@@ -57,17 +58,22 @@ type sealedTable struct {
 	kind, table, id string
 	cols            []string
 	owner           func(id, accountID string) []string
+	// account is the column of the owning account; "" for a table of
+	// the install's, whose rows have none.
+	account string
 }
 
 var sealedTables = []sealedTable{
 	{SealedWebhookSecret, "webhook_secrets", "account_id", []string{"secret", "previous"},
-		func(id, _ string) []string { return gengate.WebhookSecretOwner(id, "") }},
+		func(id, _ string) []string { return gengate.WebhookSecretOwner(id, "") }, "account_id"},
 	{SealedWebhookEndpoint, "webhook_endpoints", "id", []string{"secret", "previous"},
-		func(id, acct string) []string { return gengate.WebhookSecretOwner(acct, id) }},
+		func(id, acct string) []string { return gengate.WebhookSecretOwner(acct, id) }, "account_id"},
 	{SealedOutput, "creations", "id", []string{"token_sealed"},
-		func(id, _ string) []string { return gengate.FileTokenOwner(id) }},
+		func(id, _ string) []string { return gengate.FileTokenOwner(id) }, "account_id"},
 	{SealedUpload, "uploads", "id", []string{"token_sealed"},
-		func(id, _ string) []string { return gengate.FileTokenOwner(id) }},
+		func(id, _ string) []string { return gengate.FileTokenOwner(id) }, "account_id"},
+	{SealedSigningKey, "signing_keys", "id", []string{"private_key"},
+		func(id, _ string) []string { return gengate.SigningKeyOwner(id) }, ""},
 }
 
 // resealBatch is how many rows a walk reads and rewrites per transaction.
@@ -82,7 +88,10 @@ type sealedRow struct {
 // walkSealed calls fn with each batch of the table's rows holding a
 // sealed value, in primary key order.
 func (s *DB) walkSealed(ctx context.Context, t sealedTable, fn func([]sealedRow) error) error {
-	sel := t.id + ", account_id"
+	sel := t.id + ", ''"
+	if t.account != "" {
+		sel = t.id + ", " + t.account
+	}
 	for _, c := range t.cols {
 		sel += ", COALESCE(" + c + ", '')"
 	}
@@ -285,13 +294,19 @@ func (s *DB) LostSecrets(ctx context.Context) ([]SealedRecord, error) {
 // ReissueLost gives every record no key opens a new value sealed under
 // the current key: a new signing secret for a webhook secret (its
 // rotated-out one dropped), a new URL token for a file (its old URL stops
-// working). The database's key check moves to the current key too, so a
+// working); a signing key no key opens is deleted, and the next signature
+// makes a new one (receivers learn it from the JWKS). The database's key check moves to the current key too, so a
 // database whose key is gone for good can be served again. It returns
 // the records re-issued.
 func (s *DB) ReissueLost(ctx context.Context, now time.Time) ([]SealedRecord, error) {
 	var done []SealedRecord
 	for _, t := range sealedTables {
 		err := s.walkSealed(ctx, t, func(batch []sealedRow) error {
+			if t.kind == SealedSigningKey {
+				n, err := s.dropLostKeys(ctx, t, batch)
+				done = append(done, n...)
+				return err
+			}
 			var ups []update
 			for _, r := range batch {
 				owner := t.owner(r.id, r.accountID)
@@ -346,6 +361,31 @@ func (s *DB) reissueTokens(ctx context.Context, t sealedTable, batch []sealedRow
 			}
 			if n, _ := res.RowsAffected(); n == 1 {
 				done = append(done, SealedRecord{t.kind, r.id, r.accountID})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// dropLostKeys deletes each signing key of the batch whose private half
+// no key opens, unless it changed meanwhile.
+func (s *DB) dropLostKeys(ctx context.Context, t sealedTable, batch []sealedRow) ([]SealedRecord, error) {
+	var done []SealedRecord
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, r := range batch {
+			if _, err := s.files.Open(r.vals[0], t.owner(r.id, r.accountID)...); err == nil {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE id = $1 AND private_key = $2`, r.id, r.vals[0])
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", t.table, r.id, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				done = append(done, SealedRecord{t.kind, r.id, ""})
 			}
 		}
 		return nil

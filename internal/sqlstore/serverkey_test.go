@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -31,13 +32,15 @@ const (
 )
 
 // sealedFixture is what a rotation must carry over: an account secret, an
-// endpoint (with a rotated-out secret), outputs and uploads.
+// endpoint (with a rotated-out secret), outputs, uploads and the
+// install's signing key.
 type sealedFixture struct {
 	accountID, endpointID string
 	accountSecret         string
 	endpointSecrets       []string          // current, previous
 	tasks                 map[string]string // task id: its output's token
 	uploads               map[string]string // upload token: its id
+	signingKey, seed      string            // the signing key's id and seed
 }
 
 func makeSealed(t *testing.T, s *sqlstore.DB, box *gengate.SecretBox) *sealedFixture {
@@ -74,6 +77,11 @@ func makeSealed(t *testing.T, s *sqlstore.DB, box *gengate.SecretBox) *sealedFix
 		}
 		f.uploads[up.Token] = up.ID
 	}
+	k, seed := testSigningKey(t, box)
+	if _, err := s.SigningKeys(ctx, func() (*gengate.SigningKey, error) { return k, nil }); err != nil {
+		t.Fatal(err)
+	}
+	f.signingKey, f.seed = k.ID, seed
 	return f
 }
 
@@ -129,6 +137,11 @@ func (f *sealedFixture) opened(t *testing.T, s *sqlstore.DB, box *gengate.Secret
 		}
 		rows.Close()
 	}
+	keys, err := s.SigningKeys(ctx, func() (*gengate.SigningKey, error) { return nil, errors.New("no key: the fixture's is gone") })
+	if err != nil || len(keys) != 1 || keys[0].ID != f.signingKey {
+		t.Fatalf("SigningKeys = %+v, %v; want the fixture's %s", keys, err, f.signingKey)
+	}
+	check("signing key", keys[0].Sealed, f.seed, gengate.SigningKeyOwner(f.signingKey)...)
 	return ok, failed
 }
 
@@ -152,7 +165,7 @@ func TestServerKeyRotationCrash(t *testing.T) {
 			}
 			f := makeSealed(t, s, mustBox(t, keyA))
 			s.Close()
-			const records = 1 + 1 + 3 + 2
+			const records = 1 + 1 + 3 + 2 + 1
 
 			ring := mustBox(t, keyB, keyA)
 			s, err = open(ring)
@@ -217,7 +230,8 @@ func TestServerKeyRotationCrash(t *testing.T) {
 // not have are listed, are the SERVER_KEY_MISMATCH error where they are
 // read (the file itself still served by its URL), are left alone by a
 // rotation, and re-issued get new values: a new signing secret, a new
-// file URL (the old one no longer works).
+// file URL (the old one no longer works); a lost signing key is deleted
+// (the next use makes a new one).
 func TestServerKeyLostReissued(t *testing.T) {
 	for _, d := range sqltest.Dialects {
 		t.Run(d, func(t *testing.T) {
@@ -242,8 +256,14 @@ func TestServerKeyLostReissued(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			if _, err := s.SQL().ExecContext(ctx, `UPDATE signing_keys SET private_key = $1 WHERE id = $2`,
+				other.Seal(f.seed, gengate.SigningKeyOwner(f.signingKey)...), f.signingKey); err != nil {
+				t.Fatal(err)
+			}
+
 			want := []sqlstore.SealedRecord{{Kind: sqlstore.SealedWebhookEndpoint, ID: f.endpointID, AccountID: f.accountID},
-				{Kind: sqlstore.SealedOutput, ID: lostFile, AccountID: f.accountID}}
+				{Kind: sqlstore.SealedOutput, ID: lostFile, AccountID: f.accountID},
+				{Kind: sqlstore.SealedSigningKey, ID: f.signingKey}}
 			lost, err := s.LostSecrets(ctx)
 			if err != nil || !slices.Equal(lost, want) {
 				t.Fatalf("LostSecrets = %+v, %v; want %+v", lost, err, want)
@@ -281,6 +301,10 @@ func TestServerKeyLostReissued(t *testing.T) {
 			}
 			if v, err := box.Open(e.Keys.Secret, gengate.WebhookSecretOwner(f.accountID, f.endpointID)...); err != nil || v == "whsec_lost" || e.Keys.Previous != "" {
 				t.Errorf("the endpoint after the re-issue: secret %q %v, previous %q; want a new secret, no previous", v, err, e.Keys.Previous)
+			}
+			fresh, _ := testSigningKey(t, box)
+			if keys, err := s.SigningKeys(ctx, func() (*gengate.SigningKey, error) { return fresh, nil }); err != nil || len(keys) != 1 || keys[0].ID != fresh.ID {
+				t.Errorf("the signing keys after the re-issue: %+v, %v; want a new one", keys, err)
 			}
 		})
 	}

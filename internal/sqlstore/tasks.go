@@ -309,8 +309,9 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			return err
 		}
 		if t.WebhookURL != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO task_webhooks (task_id, url, events) VALUES ($1, $2, $3)`,
-				t.ID, t.WebhookURL, strings.Join(t.WebhookEvents, ",")); err != nil {
+			events, format := webhookColumns(t)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO task_webhooks (task_id, url, events, format) VALUES ($1, $2, $3, $4)`,
+				t.ID, t.WebhookURL, events, format); err != nil {
 				return err
 			}
 		}

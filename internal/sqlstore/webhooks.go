@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,9 +15,10 @@ import (
 // addWebhookEvent writes the outbox rows of a task that has just reached
 // a final (or review) state, inside tx, so the events exist if and only if
 // the state change committed: for the webhookUrl it was created with, its
-// final-state event, or a prediction's output and completed events as its
-// filter has them (gengate.PredictionFinalEvents); then one for each of
-// its account's endpoints that wants the event type, in that order. It is
+// final-state event, a prediction's output and completed events as its
+// filter has them (gengate.PredictionFinalEvents), or a fal queue
+// request's fal event (gengate.FalFinalEvent); then one for each of its
+// account's endpoints that wants the event type, in that order. It is
 // one statement that makes each row's id itself (webhookEventsInsert): the
 // finish of every task runs it, on SQLite on the one writer, and most
 // tasks have no webhook and their accounts no endpoint, which it learns
@@ -27,7 +29,8 @@ func (s *DB) addWebhookEvent(ctx context.Context, tx *sql.Tx, t *gengate.Task) e
 		return nil
 	}
 	pred := append(gengate.PredictionFinalEvents(t.Status), "", "")
-	res, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID, pred[0], pred[1])
+	res, err := tx.ExecContext(ctx, s.webhookEventsInsert(), t.AccountID, typ, ms(t.UpdatedAt), t.ID, pred[0], pred[1],
+		gengate.FalFinalEvent(t.Status))
 	if err != nil {
 		return err
 	}
@@ -87,13 +90,18 @@ func WithMaxWebhookEventsPerEndpoint(n int) Option {
 
 // webhookEventsInsert is addWebhookEvent's statement: $1 the account, $2
 // the event type, $3 the time, $4 the task, $5 and $6 the prediction
-// events of the state ("" for none). A prediction's events are typed
-// gengate.PredictionEventType; the rows of one state share their time,
-// and the delivery sends output before completed (claimWebhookQuery).
+// events of the state, $7 a fal request's event ("" for none). A
+// prediction's events are typed gengate.PredictionEventType; the rows of
+// one state share their time, and the delivery sends output before
+// completed (claimWebhookQuery).
 func (s *DB) webhookEventsInsert() string {
 	return `INSERT INTO webhook_events (id, account_id, task_id, url, type, created_at, next_at, endpoint_id)
 		SELECT ` + s.eventID() + `, $1, $4, url, type, $3, $3, endpoint_id FROM (
-			SELECT 0 AS k, url, '' AS endpoint_id, 0 AS made, CAST($2 AS TEXT) AS type FROM task_webhooks WHERE task_id = $4 AND events = ''
+			SELECT 0 AS k, url, '' AS endpoint_id, 0 AS made, CAST($2 AS TEXT) AS type FROM task_webhooks
+				WHERE task_id = $4 AND events = '' AND format = ''
+			UNION ALL
+			SELECT 0, url, '', 0, CAST($7 AS TEXT) FROM task_webhooks
+				WHERE task_id = $4 AND format = '` + falFormat + `' AND CAST($7 AS TEXT) <> ''
 			UNION ALL
 			SELECT 0, w.url, '', p.n, 'prediction.' || p.ev FROM task_webhooks w
 				JOIN (SELECT 1 AS n, CAST($5 AS TEXT) AS ev UNION ALL SELECT 2, CAST($6 AS TEXT)) p
@@ -103,6 +111,22 @@ func (s *DB) webhookEventsInsert() string {
 			SELECT 1, url, id, created_at, CAST($2 AS TEXT) FROM webhook_endpoints WHERE account_id = $1
 				AND ',' || event_types || ',' LIKE '%,' || CAST($2 AS TEXT) || ',%'
 		) AS targets ORDER BY k, made, endpoint_id`
+}
+
+// falFormat is task_webhooks.format of a fal queue request's webhook
+// (gengate.FalWebhookEvents).
+const falFormat = "fal"
+
+// webhookColumns are task_webhooks' events and format of t's webhook: a
+// fal queue request's is format falFormat without events (a process of
+// the previous release, reading events only, sends it its final-state
+// event); any other's format is empty and its events the prediction
+// filter's, comma-joined.
+func webhookColumns(t *gengate.Task) (events, format string) {
+	if slices.Equal(t.WebhookEvents, gengate.FalWebhookEvents) {
+		return "", falFormat
+	}
+	return strings.Join(t.WebhookEvents, ","), ""
 }
 
 // eventID is the SQL expression of a new event's id: "msg_" and a random
