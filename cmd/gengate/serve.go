@@ -277,6 +277,7 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 				Data:           httpapi.WebhookData(svc, httpapi.Config{PublicURL: cfg.PublicURL}, "http://"+cfg.Addr, log),
 				Body:           httpapi.WebhookBody(svc, httpapi.Config{PublicURL: cfg.PublicURL, Facades: facades}, "http://"+cfg.Addr, log),
 				Secrets:        svc.WebhookSigningSecrets,
+				Sign:           httpapi.WebhookSigner(svc),
 				Schedule:       retryDelays,
 				Workers:        cfg.WebhookWorkers,
 				AccountWorkers: cfg.WebhookAccountWorkers,

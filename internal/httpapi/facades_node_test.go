@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gengate/gengate/internal/fetch"
 )
 
 // The npm clients the node tests install, pinned.
@@ -76,17 +78,22 @@ func runNode(t *testing.T, dir, script string, env map[string]string, out any) {
 // TestNodeClients: the npm replicate client's run gets flux-schnell's two
 // 16:9 images, and @fal-ai/client's subscribe through /fal/proxy gets
 // two landscape images, each charged; the clients' errors carry the
-// statuses (401 bad key, 422 invalid input, 402 short balance).
+// statuses (401 bad key, 422 invalid input, 402 short balance). A
+// @fal-ai/client queue submit with a webhookUrl gets fal's webhook,
+// verified as fal's docs say with gengate's key set.
 func TestNodeClients(t *testing.T) {
 	dir := nodeClients(t)
 	s := newStack(t, stackOpts{})
+	s.svc.WebhookGuard = fetch.TargetGuard(true)
+	s.startWebhooks([]time.Duration{10 * time.Millisecond})
+	hook := newReceiver(t)
 	acct, key := s.account(100)
 	_, poorKey := s.account(1)
 	// A stack whose workers do not run: its requests stay queued.
 	idle := newStack(t, stackOpts{noWorkers: true})
 	idleAcct, idleKey := idle.account(100)
 	env := map[string]string{"GENGATE_URL": s.URL, "GENGATE_KEY": key, "GENGATE_POOR_KEY": poorKey,
-		"GENGATE_IDLE_URL": idle.URL, "GENGATE_IDLE_KEY": idleKey}
+		"GENGATE_IDLE_URL": idle.URL, "GENGATE_IDLE_KEY": idleKey, "GENGATE_HOOK": hook.URL + "/fal"}
 
 	t.Run("replicate", func(t *testing.T) {
 		var got struct {
@@ -139,6 +146,9 @@ func TestNodeClients(t *testing.T) {
 				Canceled   bool           `json:"canceled"`
 				ResultCode int            `json:"resultStatus"`
 			} `json:"queue"`
+			Hooked struct {
+				RequestID string `json:"request_id"`
+			} `json:"hooked"`
 			InvalidStatus int            `json:"invalidStatus"`
 			InvalidBody   map[string]any `json:"invalidBody"`
 			BadKeyStatus  int            `json:"badKeyStatus"`
@@ -171,9 +181,23 @@ func TestNodeClients(t *testing.T) {
 			t.Errorf("422 body: %v", got.InvalidBody)
 		}
 		m, _ := s.svc.Catalog.Model("flux-schnell")
-		// Two images and one.
-		if spent, want := before-s.balance(acct), m.Quote(map[string]any{"numOutputs": int64(2)})+m.Credits; spent != want {
+		// Two images, one, and the one of the submit with a webhook.
+		if spent, want := before-s.balance(acct), m.Quote(map[string]any{"numOutputs": int64(2)})+2*m.Credits; spent != want {
 			t.Errorf("charged %d credits, want %d", spent, want)
+		}
+		var d delivery
+		waitFor(t, "the fal webhook", func() bool {
+			got := hook.deliveries()
+			if len(got) > 0 {
+				d = got[0]
+			}
+			return len(got) > 0
+		})
+		if err := verifyFalWebhook(fetchJWKS(t, s.URL+"/fal/.well-known/jwks.json"), d.header, d.body, time.Now()); err != nil {
+			t.Fatalf("the webhook of fal's client's submit does not verify: %v", err)
+		}
+		if h := decodeFalHook(t, d.body); h.RequestID != got.Hooked.RequestID || h.Status != "OK" {
+			t.Errorf("the webhook of fal's client's submit: %+v; want request %s, OK", h, got.Hooked.RequestID)
 		}
 	})
 	s.ledgerCheck(acct)
@@ -227,6 +251,7 @@ const node = await c.subscribe("fal-ai/flux/schnell", { input: { prompt: "a fox"
 const q = client(idleKey, idleURL);
 const submitted = await q.queue.submit("fal-ai/flux/schnell", { input: { prompt: "an owl" } });
 const status = await q.queue.status("fal-ai/flux/schnell", { requestId: submitted.request_id, logs: true });
+const hooked = await c.queue.submit("fal-ai/flux/schnell", { input: { prompt: "a heron" }, webhookUrl: process.env.GENGATE_HOOK });
 let canceled = false, resultStatus = 0;
 try { await q.queue.cancel("fal-ai/flux/schnell", { requestId: submitted.request_id }); canceled = true; } catch (e) { canceled = e.status; }
 try { await q.queue.result("fal-ai/flux/schnell", { requestId: submitted.request_id }); } catch (e) { resultStatus = e.status; }
@@ -239,5 +264,5 @@ const [badKeyStatus] = await fail(client("gg_live_wrong"), "fal-ai/flux/schnell"
 const [poorStatus] = await fail(client(poor), "fal-ai/flux/schnell", { prompt: "a cat", num_images: 4 });
 const [unknownStatus] = await fail(c, "fal-ai/no-such-endpoint", { prompt: "a cat" });
 console.log(JSON.stringify({ browser, node: { data: node.data, updates },
-  queue: { submitted, status, canceled, resultStatus }, invalidStatus, invalidBody, badKeyStatus, poorStatus, unknownStatus }));
+  queue: { submitted, status, canceled, resultStatus }, hooked, invalidStatus, invalidBody, badKeyStatus, poorStatus, unknownStatus }));
 `

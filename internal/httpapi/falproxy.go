@@ -51,25 +51,35 @@ type falError struct {
 }
 
 func (a *api) writeFalError(w http.ResponseWriter, r *http.Request, e *falError) {
-	body := map[string]any{"code": e.code}
+	body := e.body()
 	if id := requestID(r); id != "" {
 		body["requestId"] = id
 	}
 	if len(e.fields) > 0 {
-		detail := make([]map[string]any, 0, len(e.fields))
-		for _, f := range e.fields {
-			detail = append(detail, map[string]any{"loc": []string{"body", f.Field}, "msg": f.Message, "type": strings.ToLower(f.Code)})
-		}
-		body["detail"] = detail
 		w.Header().Set("X-Fal-Retryable", "false")
 	} else {
-		body["detail"], body["error_type"] = e.detail, e.kind
 		w.Header().Set("X-Fal-Error-Type", e.kind)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(e.status)
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// body is the error's body: {"detail", "error_type", "code"}, or
+// {"detail": [{"loc", "msg", "type"}], "code"} for a validation error.
+func (e *falError) body() map[string]any {
+	body := map[string]any{"code": e.code}
+	if len(e.fields) > 0 {
+		detail := make([]map[string]any, 0, len(e.fields))
+		for _, f := range e.fields {
+			detail = append(detail, map[string]any{"loc": []string{"body", f.Field}, "msg": f.Message, "type": strings.ToLower(f.Code)})
+		}
+		body["detail"] = detail
+	} else {
+		body["detail"], body["error_type"] = e.detail, e.kind
+	}
+	return body
 }
 
 // falErrorOf turns a gengate error into fal's shape.
@@ -198,7 +208,8 @@ func (a *api) falSubmit(w http.ResponseWriter, r *http.Request, endpoint string,
 			}
 		}
 	}
-	if hook := target.Query().Get("fal_webhook"); hook != "" {
+	hook := target.Query().Get("fal_webhook")
+	if hook != "" {
 		body[gengate.WebhookURLField] = hook
 		names[gengate.WebhookURLField] = "fal_webhook"
 	}
@@ -206,6 +217,11 @@ func (a *api) falSubmit(w http.ResponseWriter, r *http.Request, endpoint string,
 	var o *gengate.Outcome
 	req, err := a.facadeRequest(body)
 	if err == nil {
+		if hook != "" {
+			// Its event is sent as fal sends a queue webhook
+			// (falwebhook.go).
+			req.WebhookEvents = gengate.FalWebhookEvents
+		}
 		o, err = a.svc.GenerateRequest(r.Context(), key, req, r.Header.Get("Idempotency-Key"))
 	}
 	if err != nil {
@@ -222,8 +238,8 @@ func (a *api) falSubmit(w http.ResponseWriter, r *http.Request, endpoint string,
 	}
 	app := falApp(endpoint)
 	base := "https://" + falQueueHost + "/" + app + "/requests/" + o.Task.ID
-	writeJSON(w, http.StatusOK, map[string]any{"status": "IN_QUEUE", "request_id": o.Task.ID, "response_url": base,
-		"status_url": base + "/status", "cancel_url": base + "/cancel", "queue_position": 0})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "IN_QUEUE", "request_id": o.Task.ID, "gateway_request_id": o.Task.ID,
+		"response_url": base, "status_url": base + "/status", "cancel_url": base + "/cancel", "queue_position": 0})
 }
 
 // falApp is the owner/alias of an endpoint id: fal's status, result and
@@ -324,29 +340,7 @@ func (a *api) falResult(w http.ResponseWriter, r *http.Request, app, id string) 
 func (a *api) writeFalResult(w http.ResponseWriter, r *http.Request, t *gengate.Task) {
 	switch {
 	case t.Status == gengate.StatusSucceeded:
-		urls := a.outputURLs(r, t)
-		out := map[string]any{}
-		if t.Type == "video" {
-			v := map[string]any{"url": "", "content_type": "video/mp4"}
-			if len(urls) > 0 {
-				v["url"] = urls[0]
-				v["content_type"] = t.Outputs[0].ContentType
-			}
-			out["video"] = v
-		} else {
-			images := make([]map[string]any, 0, len(urls))
-			for i, u := range urls {
-				images = append(images, map[string]any{"url": u, "content_type": t.Outputs[i].ContentType})
-			}
-			out["images"] = images
-		}
-		if t.Prompt != "" {
-			out["prompt"] = t.Prompt
-		}
-		if seed, ok := t.Options["seed"]; ok && seed != nil {
-			out["seed"] = seed
-		}
-		writeJSON(w, http.StatusOK, out)
+		writeJSON(w, http.StatusOK, a.falOutput(r, t))
 	case t.Status.Done():
 		a.writeFalError(w, r, a.falFailure(t))
 	default:
@@ -357,6 +351,35 @@ func (a *api) writeFalResult(w http.ResponseWriter, r *http.Request, t *gengate.
 		}
 		a.writeFalError(w, r, &falError{status: http.StatusBadRequest, kind: "request_in_progress", code: "IN_PROGRESS", detail: detail})
 	}
+}
+
+// falOutput is a succeeded task's result as fal's endpoint answers it:
+// {"images": [{"url", "content_type"}], "prompt", "seed"?}, or {"video":
+// {"url", "content_type"}}.
+func (a *api) falOutput(r *http.Request, t *gengate.Task) map[string]any {
+	urls := a.outputURLs(r, t)
+	out := map[string]any{}
+	if t.Type == "video" {
+		v := map[string]any{"url": "", "content_type": "video/mp4"}
+		if len(urls) > 0 {
+			v["url"] = urls[0]
+			v["content_type"] = t.Outputs[0].ContentType
+		}
+		out["video"] = v
+	} else {
+		images := make([]map[string]any, 0, len(urls))
+		for i, u := range urls {
+			images = append(images, map[string]any{"url": u, "content_type": t.Outputs[i].ContentType})
+		}
+		out["images"] = images
+	}
+	if t.Prompt != "" {
+		out["prompt"] = t.Prompt
+	}
+	if seed, ok := t.Options["seed"]; ok && seed != nil {
+		out["seed"] = seed
+	}
+	return out
 }
 
 // falFailure is a failed or canceled task as fal's request error.

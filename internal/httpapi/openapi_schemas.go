@@ -35,7 +35,9 @@ func openAPISchemas(c *gengate.Catalog) obj {
 		"route": object(obj{"engine": str(), "upstream": str()}, "engine"),
 		"progress": object(obj{"queuePosition": integer(), "upstreamStatus": str(), "percent": obj{"type": "number"},
 			"logs": arr(str()), "updatedAt": str()}, "logs", "updatedAt"),
-		"webhook": object(obj{"events": arr(object(obj{"id": str(), "type": str(), "url": str(),
+		"webhook": object(obj{"events": arr(object(obj{"id": str(), "type": obj{"type": "string", "description": "an event type (generation.succeeded, ...); " +
+			"the webhook of a Replicate-compatible prediction gets prediction.start, prediction.logs, prediction.output and prediction.completed instead, " +
+			"that of a fal queue request fal.completed (each sent in its provider's form: docs/replicate.md, docs/fal.md)"}, "url": str(),
 			"status": obj{"type": "string", "enum": []string{"pending", "delivered", "failed"}}, "attempts": integer(),
 			"createdAt": str(), "nextAttemptAt": str(), "deliveredAt": str(),
 			"deliveries": arr(object(obj{"attempt": integer(), "at": str(), "status": integer(), "error": str()}, "attempt", "at", "status")),

@@ -152,6 +152,8 @@ func New(svc *gengate.Service, cfg Config, log *slog.Logger) http.Handler {
 	// fal's server-proxy protocol for fal's clients (falproxy.go): the
 	// method and the x-fal-target-url header say what is asked.
 	mux.Handle(falProxyPath, bodyStream(cfg.MaxBody), a.handleFalProxy())
+	// The public keys of fal queue webhooks' signatures (falwebhook.go).
+	mux.Handle("GET "+falJWKSPath, bodyNone, a.handleFalJWKS())
 	mux.Handle("GET /api/v1/openapi.json", bodyNone, a.handleOpenAPI())
 	mux.Handle("GET /docs/api", bodyNone, a.handleAPIDocs())
 	mux.Handle("GET /files/{name}", bodyNone, a.handleFile())

@@ -87,11 +87,12 @@ func WebhookData(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 
 // WebhookBody builds each event's body for the delivery loop
 // (webhook.Config.Body): Standard Webhooks' {type, timestamp, data: the
-// task record}, or, for a prediction event (gengate.PredictionEvents:
-// the webhook of a prediction created through the Replicate-compatible
-// API), the prediction object as it was when the event was written
-// (predictionAt), as Replicate sends it. cfg.Facades names the models as
-// the API does.
+// task record}; for a prediction event (gengate.PredictionEvents: the
+// webhook of a prediction created through the Replicate-compatible API),
+// the prediction object as it was when the event was written
+// (predictionAt), as Replicate sends it; for a fal request's event, fal's
+// queue webhook (falWebhookBody). cfg.Facades names the models as the
+// API does.
 func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger) func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error) {
 	data := WebhookData(svc, cfg, base, log)
 	a := &api{svc: svc, cfg: cfg, log: log, facades: newFacadeIndex(svc, cfg.Facades)}
@@ -100,6 +101,17 @@ func WebhookBody(svc *gengate.Service, cfg Config, base string, log *slog.Logger
 	}
 	base = strings.TrimRight(base, "/")
 	return func(ctx context.Context, e *gengate.WebhookEvent) ([]byte, error) {
+		if isFalHook(e) {
+			o, err := svc.Find(ctx, e.AccountID, e.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			r, err := http.NewRequestWithContext(ctx, http.MethodGet, base+falProxyPath, nil)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(a.falWebhookBody(r, o.Task))
+		}
 		ev, prediction := gengate.PredictionEvent(e.Type)
 		if e.EndpointID == "" && (prediction || isLegacyReplicateHook(e.URL)) {
 			o, err := svc.Find(ctx, e.AccountID, e.TaskID)

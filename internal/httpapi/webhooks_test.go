@@ -93,6 +93,7 @@ func (s *stack) startWebhooksTimeout(schedule []time.Duration, timeout time.Dura
 			Data:         httpapi.WebhookData(s.svc, httpapi.Config{}, s.URL, log),
 			Body:         httpapi.WebhookBody(s.svc, httpapi.Config{Facades: testFacades}, s.URL, log),
 			Secrets:      s.svc.WebhookSigningSecrets,
+			Sign:         httpapi.WebhookSigner(s.svc),
 			Schedule:     schedule,
 			PollInterval: 10 * time.Millisecond,
 			Log:          log,

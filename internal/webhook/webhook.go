@@ -45,6 +45,12 @@ type Config struct {
 	// one v1 signature (Service.WebhookSigningSecrets: two during a
 	// rotation's overlap).
 	Secrets func(ctx context.Context, e *gengate.WebhookEvent) ([]string, error)
+	// Sign, when set, may sign an attempt another way: given its body and
+	// time, it returns the headers that carry the signature, sent instead
+	// of Standard Webhooks' (Secrets is then not asked), or nil headers
+	// to leave it to Secrets (httpapi.WebhookSigner: a fal queue
+	// request's event is signed as fal signs one).
+	Sign func(ctx context.Context, e *gengate.WebhookEvent, body []byte, at time.Time) (http.Header, error)
 	// Schedule is the delay after each failed attempt (default
 	// gengate.WebhookSchedule); a target that failed pauses on it too
 	// (gengate.WebhookBackoff).
@@ -182,18 +188,17 @@ func send(ctx context.Context, cfg Config, e *gengate.WebhookEvent) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	secrets, err := cfg.Secrets(ctx, e)
-	if err != nil {
-		return 0, fmt.Errorf("signing secret: %s", gengate.ErrorMessage(err))
-	}
 	ts := cfg.Now()
-	sigs := make([]string, 0, len(secrets))
-	for _, secret := range secrets {
-		sig, err := gengate.SignWebhook(secret, e.ID, ts, body)
-		if err != nil {
-			return 0, fmt.Errorf("sign: %w", err)
+	var signed http.Header
+	if cfg.Sign != nil {
+		if signed, err = cfg.Sign(ctx, e, body, ts); err != nil {
+			return 0, fmt.Errorf("sign: %s", gengate.ErrorMessage(err))
 		}
-		sigs = append(sigs, sig)
+	}
+	if signed == nil {
+		if signed, err = standardSignature(ctx, cfg, e, body, ts); err != nil {
+			return 0, err
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
 	if err != nil {
@@ -201,9 +206,9 @@ func send(ctx context.Context, cfg Config, e *gengate.WebhookEvent) (int, error)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "gengate-webhooks")
-	req.Header.Set("webhook-id", e.ID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
-	req.Header.Set("webhook-signature", strings.Join(sigs, " ")) // space-separated, as the specification has it
+	for k, v := range signed {
+		req.Header[k] = v
+	}
 	resp, err := cfg.Client.Do(req)
 	if err != nil {
 		return 0, err
@@ -214,6 +219,29 @@ func send(ctx context.Context, cfg Config, e *gengate.WebhookEvent) (int, error)
 		return resp.StatusCode, fmt.Errorf("receiver answered %d", resp.StatusCode)
 	}
 	return resp.StatusCode, nil
+}
+
+// standardSignature is Standard Webhooks' headers of an attempt at ts:
+// webhook-id, webhook-timestamp and webhook-signature, one v1 signature
+// for each of Secrets' secrets.
+func standardSignature(ctx context.Context, cfg Config, e *gengate.WebhookEvent, body []byte, ts time.Time) (http.Header, error) {
+	secrets, err := cfg.Secrets(ctx, e)
+	if err != nil {
+		return nil, fmt.Errorf("signing secret: %s", gengate.ErrorMessage(err))
+	}
+	sigs := make([]string, 0, len(secrets))
+	for _, secret := range secrets {
+		sig, err := gengate.SignWebhook(secret, e.ID, ts, body)
+		if err != nil {
+			return nil, fmt.Errorf("sign: %w", err)
+		}
+		sigs = append(sigs, sig)
+	}
+	h := http.Header{}
+	h.Set("webhook-id", e.ID)
+	h.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
+	h.Set("webhook-signature", strings.Join(sigs, " ")) // space-separated, as the specification has it
+	return h, nil
 }
 
 // payload is an event's body: Body's, or the Standard Webhooks payload
