@@ -115,9 +115,9 @@ func decodeFalHook(t *testing.T, body []byte) falHook {
 // done, which a receiver verifies exactly as fal's docs say, with
 // gengate's JWKS in place of fal's: status OK with payload.images whose
 // URLs download (after a refused first attempt, retried and signed
-// again), ERROR with fal's error for a request that failed upstream or
-// was refused after review. A request held for review sends nothing
-// until it is settled. A tampered body, another key set or a stale
+// again), ERROR with fal's error for a request that failed upstream, was
+// refused after review or was canceled. A request held for review sends
+// nothing until it is settled. A tampered body, another key set or a stale
 // timestamp fail the verification. On both databases.
 func TestFalWebhook(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
@@ -248,6 +248,23 @@ func TestFalWebhook(t *testing.T) {
 			if want := map[bool]string{false: "OK", true: "ERROR"}[refund]; h.Status != want {
 				t.Errorf("settled with refund %v: %s, want %s", refund, h.Status, want)
 			}
+		}
+
+		// Canceled through fal's cancel address while fal holds it in
+		// its queue: ERROR, request_canceled.
+		up.Hold()
+		canceled := submit("/canceled", "a mole")
+		waitFor(t, "the cancel of "+canceled, func() bool { // 503 while a step of it runs
+			return s.falCall("PUT", "https://queue.fal.run/fal-ai/flux/requests/"+canceled+"/cancel", key, "").Status == http.StatusAccepted
+		})
+		up.Release()
+		if o, err := s.svc.Wait(ctx, acct, canceled, 2*time.Minute); err != nil || o.Task.Status != gengate.StatusCanceled {
+			t.Fatalf("the canceled request: %v %v", o, err)
+		}
+		h = verified(delivered(canceled)[0])
+		if err := json.Unmarshal(h.Payload, &detail); err != nil || h.Status != "ERROR" || h.Error == nil ||
+			*h.Error != "Invalid status code: 400" || detail.ErrorType != "request_canceled" {
+			t.Errorf("the cancel webhook: %+v, payload %s, %v", h, h.Payload, err)
 		}
 	})
 }
