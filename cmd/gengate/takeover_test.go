@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +16,9 @@ import (
 )
 
 // TestLeaseTakeoverLogged kills (SIGKILL) the worker holding a task's
-// lease mid-step; the process started after it, whose claim takes the
+// lease mid-step: a Replicate fake holds the task's output download
+// half-way, so the step is in its lease when the kill comes, whatever the
+// machine's pace. The process started after it, whose claim takes the
 // task over once the lease runs out, logs it at WARN with the task's id
 // and the killed process as its previous owner, and counts it in
 // gengate_lease_takeovers_total on its --admin-addr /metrics. A task
@@ -23,23 +27,47 @@ func TestLeaseTakeoverLogged(t *testing.T) {
 	for _, dialect := range sqltest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			dir, dbURL, args := crashSetup(t, dialect, "2s", "2s")
+			hold := make(chan struct{})
+			up, err := startFakeReplicate(1<<20, hold)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer up.Close()
+			released := false
+			release := func() {
+				if !released {
+					released = true
+					close(hold)
+				}
+			}
+			defer release()
+			dir, dbURL, args := crashSetup(t, dialect, "0s", "2s")
+			cfg := filepath.Join(t.TempDir(), "providers.yaml")
+			if err := os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  replicate:\n    apiKey: k\n    baseUrl: http://%s/v1\n", up.Addr)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--config", cfg)
+			generate := func(base, key, prompt string) string {
+				r := mustAPI(t, base, "POST", "/api/v1/generate", key, map[string]any{"type": "video", "modelId": "google-veo-3", "prompt": prompt},
+					map[string]string{"Prefer": "respond-async"})
+				wantCode(t, r, http.StatusAccepted)
+				return r.str("jobId")
+			}
 			p1 := startProcess(t, args...)
 			key := p1.key
-			r := mustAPI(t, p1.base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux", "prompt": "taken over"},
-				map[string]string{"Prefer": "respond-async"})
-			wantCode(t, r, http.StatusAccepted)
-			jobID := r.str("jobId")
-			leased := leasedSteps(t, dbURL, dir)
-			poll(t, 30*time.Second, 5*time.Millisecond, "the step to hold its lease", func() bool { return leased() > 0 })
+			jobID := generate(p1.base, key, "taken over")
+			// The fake holds the output after half of it: the step that
+			// downloads it holds the task's lease until the kill.
+			poll(t, 60*time.Second, 5*time.Millisecond, "the output's download", func() bool { return up.files.Load() >= 1 })
+			if n := leasedSteps(t, dbURL, dir)(); n != 1 {
+				t.Fatalf("%d steps hold a lease mid-download; want 1", n)
+			}
 			pid1 := p1.cmd.Process.Pid
 			p1.kill(t)
+			release()
 
 			p2 := startProcess(t, append(args, "--admin-addr", "127.0.0.1:0")...)
-			r = mustAPI(t, p2.base, "POST", "/api/v1/generate", key, map[string]any{"type": "image", "modelId": "flux", "prompt": "free"},
-				map[string]string{"Prefer": "respond-async"})
-			wantCode(t, r, http.StatusAccepted)
-			free := r.str("jobId")
+			free := generate(p2.base, key, "free")
 			for _, id := range []string{jobID, free} {
 				poll(t, 60*time.Second, 50*time.Millisecond, "task "+id+" to succeed", func() bool {
 					return mustAPI(t, p2.base, "GET", "/api/generation/jobs/"+id, key, nil, nil).str("status") == "succeeded"
