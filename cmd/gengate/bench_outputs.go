@@ -22,9 +22,11 @@ import (
 // stores several large video outputs at once. A fake Replicate upstream
 // runs in this process and serves each prediction's output, an MP4 of
 // --size bytes made as it is sent (never held or stored here); a gengate
-// server, a child process of the same binary, runs the tasks with
-// --workers at least --count, so every download streams at the same
-// time. It reports the child's peak RSS (VmHWM) beside its idle RSS.
+// server, a child process of the same binary, runs the tasks with serve's
+// defaults but what the bench must set: --workers only when --count is
+// more than its default (so every download streams at the same time) and
+// --max-output-bytes only when --size is over its default. It prints that
+// command line, and the child's peak RSS (VmHWM) beside its idle RSS.
 // docs/benchmarks.md keeps the figures.
 func benchOutputs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var data, storage string
@@ -59,8 +61,19 @@ func benchOutputs(ctx context.Context, args []string, getenv func(string) string
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	srv, err := startBenchServer(ctx, data, "", "--storage", storage, "--config", cfgPath, "--workers", strconv.Itoa(count),
-		"--max-output-bytes", strconv.Itoa(2*size))
+	var under benchServe
+	under.set("config", cfgPath)
+	if storage != "" {
+		under.set("storage", storage)
+	}
+	if count > defaultWorkers {
+		under.set("workers", strconv.Itoa(count))
+	}
+	if int64(size) > gengate.DefaultMaxOutputBytes {
+		under.set("max-output-bytes", strconv.Itoa(size))
+	}
+	fmt.Fprintf(stdout, "gengate under test: %s\n", under)
+	srv, err := startBenchServer(ctx, data, "", under.args...)
 	if err != nil {
 		return err
 	}
