@@ -708,6 +708,10 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 	if strings.Contains(text, "--allow-private-inputs") || strings.Contains(text, "Bad Request") {
 		t.Errorf("the refusal speaks to the operator or in HTTP's words:\n%s", text)
 	}
+	// The field by its label, not by its API name ("input imageUrl: ...").
+	if problem := b.text("#main .problem"); strings.Contains(problem, "imageUrl") || !strings.Contains(problem, "Image: ") {
+		t.Errorf("the refusal does not name the field by its label: %q", problem)
+	}
 
 	// A price over the balance (10 credits): a warning, Generate disabled.
 	b.open(base, "#/playground/flux", "#pg-form")

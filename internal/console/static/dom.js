@@ -71,6 +71,7 @@ const plainTitles = {
   INPUT_UNDECODABLE: 'This file could not be read as an image or video.',
   INPUT_TOO_LARGE: 'This file is too large.',
   PAYLOAD_TOO_LARGE: 'This is too large to send.',
+  INPUT_FETCH_FAILED: 'This URL could not be fetched: check that it is public and leads to the file itself.',
   INPUT_ADDRESS_NOT_ALLOWED: 'This URL points to a private or local network address, which this server does not fetch.',
   INPUT_FORBIDDEN: 'This file belongs to another account.',
   INSUFFICIENT_CREDITS: 'Not enough credits for this.',
@@ -94,34 +95,47 @@ function capital(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) : s; }
 // problemBox shows an API refusal once, in plain words: a title (the
 // code's plain words, the problem's own title unless it is an HTTP reason
 // phrase, or else its detail), the detail when it adds something, each
-// field's message, and the code small for support.
+// field's message by the field's label, and the code small for support.
+// A refusal with fields leaves its detail out: the detail only repeats
+// the first field's message under the field's API name ("input imageUrl:
+// ..."), which the field's line says by its label.
 export function problemBox(err) {
   const p = (err && err.problem) || { title: 'Error', detail: String(err && err.message || err) };
-  const fields = Array.isArray(p.errors) ? p.errors : [];
-  const detail = forPerson(p.detail);
+  const fields = (Array.isArray(p.errors) ? p.errors : [])
+    .map(f => ({ label: labelWords(f.field || f.name || ''), message: forPerson(f.message || f.detail || '') }))
+    .filter(f => f.message);
+  const detail = fields.length ? '' : forPerson(p.detail);
   // The codes, the problem's and its fields' (INVALID_REQUEST with a field
   // INPUT_FORBIDDEN): the most specific one with plain words titles it.
-  const codes = [...new Set([p.code, ...fields.map(f => f.code)].filter(Boolean))];
+  const codes = [...new Set([p.code, ...(Array.isArray(p.errors) ? p.errors : []).map(f => f.code)].filter(Boolean))];
   const plain = codes.map(c => plainTitles[c]).filter(Boolean).pop();
   let title = plain || (p.title && !reasonPhrases.has(p.title) ? p.title : '');
   let rest = detail;
+  let shownFields = fields;
+  if (!title && fields.length === 1) { title = fieldWords(fields[0]); shownFields = []; }
+  if (!title && fields.length) title = 'Some settings cannot be used';
   if (!title) { title = capital(detail) || 'Something went wrong'; rest = ''; }
   if (rest && title.toLowerCase().includes(rest.toLowerCase())) rest = '';
-  const shownFields = fields.filter(f => {
-    const m = forPerson(f.message || f.detail || '');
-    return m && !(title + ' ' + rest).toLowerCase().includes(m.toLowerCase());
-  });
+  shownFields = shownFields.filter(f => !(title + ' ' + rest).toLowerCase().includes(f.message.toLowerCase()));
   return h('div', { class: 'problem', role: 'alert' },
     h('strong', {}, title),
     rest ? h('span', {}, ' ', capital(rest).replace(/([^.!?])$/, '$1.')) : null,
-    shownFields.length ? h('ul', {}, shownFields.map(f => h('li', {}, labelWords(f.field || f.name || ''), ': ', forPerson(f.message || f.detail || '')))) : null,
+    shownFields.length ? h('ul', {}, shownFields.map(f => h('li', {}, fieldWords(f)))) : null,
     codes.length ? h('small', { class: 'code muted' }, codes.join(' · ')) : null);
 }
 
-// labelWords turns a field name into words (aspectRatio -> "Aspect ratio").
+// fieldWords is a field's message after its label: "Prompt is required",
+// "Scale: 3 is not one of 2, 4".
+function fieldWords(f) {
+  if (!f.label) return capital(f.message);
+  return f.label + (/^(is|must|has|was) /.test(f.message) ? ' ' : ': ') + f.message;
+}
+
+// labelWords turns a field name into words (aspectRatio -> "Aspect ratio"),
+// as views.js's labelOf names the playground's fields.
 function labelWords(name) {
   const n = String(name).replace(/^inputs\./, '');
-  const w = n.replace(/Url$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  const w = n.replace(/Url$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/^num /, 'number of ');
   return capital(w);
 }
 
