@@ -70,6 +70,11 @@ func TestConsoleAccountSessions(t *testing.T) {
 		if got := b.text("header .account-name"); got != name {
 			t.Errorf("%s: the header names the account %q, want %q", size.name, got, name)
 		}
+		// The button, disabled while the rename was asked, has the focus
+		// back (not the document's body).
+		if got := evalIn[string](b, `document.activeElement.tagName + ' ' + document.activeElement.textContent`); got != "BUTTON Rename" {
+			t.Errorf("%s: after the rename the focus is on %q", size.name, got)
+		}
 		if n := b.count("#app b"); n != 0 {
 			t.Errorf("%s: markup in the name became %d elements", size.name, n)
 		}

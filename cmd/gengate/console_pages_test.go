@@ -174,6 +174,11 @@ func TestConsoleCancelTask(t *testing.T) {
 	if got := b.text("#cancel-outcome"); !strings.Contains(got, "4 credits refunded") || !strings.Contains(got, "Balance: 100 credits") {
 		t.Errorf("after canceling the page says %q", got)
 	}
+	// The page drawn anew keeps the focus in it (the button pressed is
+	// gone): on its heading, not lost to the document's body.
+	if got := evalIn[string](b, `document.activeElement.tagName`); got != "H1" {
+		t.Errorf("after the cancel the focus is on %s, not the page's heading", got)
+	}
 	if got := mustAPI(t, base, "GET", "/api/generation/jobs/"+id, key, nil, nil).str("status"); got != "canceled" {
 		t.Errorf("the task is %s after the cancel", got)
 	}
@@ -352,6 +357,11 @@ func TestConsoleWebhooks(t *testing.T) {
 	b.click("#attempts-list button[data-action=replay]")
 	b.waitFor("the replay's attempt listed", `document.querySelectorAll('#attempts-list tbody tr').length === `+itoa(rows+1)+
 		` && document.querySelector('#replay-status').innerText.includes('HTTP 200')`)
+	// The list drawn anew with the replay's attempt keeps the focus in
+	// the page: on its heading, not lost to the document's body.
+	if got := evalIn[string](b, `document.activeElement.tagName`); got != "H1" {
+		t.Errorf("after the replay the focus is on %s, not the page's heading", got)
+	}
 	ds := rc.deliveries()
 	if len(ds) != before+1 {
 		t.Fatalf("%d deliveries after the replay, want %d", len(ds), before+1)
@@ -707,6 +717,10 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 	}
 	if strings.Contains(text, "--allow-private-inputs") || strings.Contains(text, "Bad Request") {
 		t.Errorf("the refusal speaks to the operator or in HTTP's words:\n%s", text)
+	}
+	// Generate, disabled while the request was out, has the focus back.
+	if got := evalIn[string](b, `document.activeElement.id || document.activeElement.tagName`); got != "pg-submit" {
+		t.Errorf("after the refusal the focus is on %s, not Generate", got)
 	}
 	// The field by its label, not by its API name ("input imageUrl: ...").
 	if problem := b.text("#main .problem"); strings.Contains(problem, "imageUrl") || !strings.Contains(problem, "Image: ") {

@@ -58,8 +58,13 @@ func TestConsoleProcessingProgress(t *testing.T) {
 	b.waitFor("the elapsed time counting while processing", `document.querySelector('.title-row .badge').textContent === 'processing'
 		&& document.querySelector('#task-elapsed').textContent !== `+js(elapsed))
 
-	// Then the result, on the same page.
+	// Then the result, on the same page. The page is drawn anew: the
+	// focus stays on the control it was on.
+	evalIn[chromedp.Void](b, `document.querySelector('#task-rerun').focus()`)
 	b.waitFor("the result", `document.querySelector('.title-row .badge').textContent === 'succeeded' && !!document.querySelector('.outputs img')`)
+	if got := evalIn[string](b, `document.activeElement.id || document.activeElement.tagName`); got != "task-rerun" {
+		t.Errorf("when the task finished the focus moved from Run again to %s", got)
+	}
 	if n := b.count("#task-elapsed"); n != 0 {
 		t.Errorf("a finished task still shows a counting elapsed time")
 	}

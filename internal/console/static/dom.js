@@ -204,9 +204,11 @@ export function table(heads, rows, empty = 'Nothing yet.') {
       class: heads[i] && heads[i].startsWith('#') ? 'num' : '', 'data-label': heads[i] ? heads[i].replace(/^#/, '') : null }, c)))))));
 }
 
-// busy disables a button while f runs and returns f's result.
+// busy disables a button while f runs and returns f's result; the focus
+// it had comes back to it.
 export async function busy(button, f, label) {
   const old = button.textContent;
+  const focused = document.activeElement === button;
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
   if (label) button.textContent = label;
@@ -216,6 +218,9 @@ export async function busy(button, f, label) {
     button.disabled = false;
     button.removeAttribute('aria-busy');
     if (label) button.textContent = old;
+    // A disabled button loses the focus to the document's body: give it
+    // back, so the keyboard goes on from where it was.
+    if (focused && button.isConnected && (!document.activeElement || document.activeElement === document.body)) button.focus();
   }
 }
 

@@ -28,3 +28,21 @@ export async function refreshBalance(known) {
     el.textContent = '';
   }
 }
+
+// redraw draws a page anew (draw replaces what main shows) and, when the
+// focus was in the page, gives it back: to the element of the same id,
+// else to the page's heading. Without it the focus would fall to the
+// document's body, and the keyboard and a screen reader would start over
+// from the top.
+export function redraw(main, draw) {
+  const had = document.activeElement;
+  const inside = !!had && had !== main && main.contains(had);
+  const id = inside ? had.id : '';
+  draw();
+  if (!inside || main.contains(document.activeElement)) return;
+  const same = id ? document.getElementById(id) : null;
+  const el = same && main.contains(same) ? same : main.querySelector('h1');
+  if (!el) return;
+  if (el.tagName === 'H1') el.setAttribute('tabindex', '-1');
+  el.focus({ preventScroll: true });
+}

@@ -170,6 +170,15 @@ export async function playgroundPage(main, rest, q, seq) {
     }
     const run = ++runID;
     const key = crypto.randomUUID(); // one per submission: a retried request cannot charge twice
+    // Disabled, the button loses the focus to the document's body; it
+    // gets it back once answered, so the keyboard goes on from here.
+    const focused = document.activeElement === submit;
+    const answered = () => {
+      running = false;
+      setSubmit();
+      submit.removeAttribute('aria-busy');
+      if (focused && !submit.disabled && document.activeElement === document.body) submit.focus();
+    };
     running = true;
     setSubmit();
     submit.setAttribute('aria-busy', 'true');
@@ -181,9 +190,7 @@ export async function playgroundPage(main, rest, q, seq) {
         accept: [202],
       });
     } catch (e) {
-      running = false;
-      setSubmit();
-      submit.removeAttribute('aria-busy');
+      answered();
       if (!current(seq)) return;
       const jobId = e.problem && e.problem.jobId;
       replace(result, h('h2', {}, 'Result'), h('p', { class: 'status', 'data-status': jobId ? (e.problem.jobStatus || 'failed') : 'refused' },
@@ -196,9 +203,7 @@ export async function playgroundPage(main, rest, q, seq) {
       refreshBalance();
       return;
     }
-    running = false;
-    setSubmit();
-    submit.removeAttribute('aria-busy');
+    answered();
     refreshBalance(); // the task is charged: the header says so at once
     const jobId = r.data.jobId;
     await follow(result, jobId, run, seq);

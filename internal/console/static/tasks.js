@@ -4,7 +4,7 @@
 // Run again in the playground.
 import { get, api, qs, loadModels, modelByID } from './api.js?v=__V__';
 import { h, replace, fmtDate, credits, badge, placeholderTag, errorSlot, note, field, table, busy, shortID } from './dom.js?v=__V__';
-import { go, current, refreshBalance } from './nav.js?v=__V__';
+import { go, current, refreshBalance, redraw } from './nav.js?v=__V__';
 import { taskHeads, taskRow, dl, outputsView, inputsView, optionsView, costText, elapsedText } from './views.js?v=__V__';
 
 export const taskStatuses = [['processing', 'Processing'], ['succeeded', 'Succeeded'], ['failed', 'Failed'], ['needs_review', 'Needs review'], ['canceled', 'Canceled']];
@@ -49,7 +49,8 @@ export async function taskPage(main, rest, _q, seq) {
 
 // showTask draws a task record; notice (an element) is shown above it,
 // such as the outcome of a cancel. An unfinished task is read again every
-// 2 seconds, and its elapsed time counts every second meanwhile.
+// 2 seconds, and its elapsed time counts every second meanwhile. Drawn
+// anew, the page keeps the focus (redraw).
 function showTask(main, t, seq, notice) {
   const m = modelByID(t.modelId);
   const unfinished = t.status === 'processing' || t.status === 'needs_review';
@@ -64,7 +65,7 @@ function showTask(main, t, seq, notice) {
     ['Type', t.type], ['Engine', t.engine], ['Cost', h('span', { id: 'task-cost' }, costText(t))], ['Created', fmtDate(t.createdAt)],
     ['Updated', fmtDate(t.updatedAt)], ['Completed', fmtDate(t.completedAt)], ['Elapsed', t.status === 'processing' ? elapsed : null]];
   const canceled = t.status === 'canceled';
-  replace(main,
+  redraw(main, () => replace(main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, '← Tasks')),
     h('div', { class: 'title-row' }, h('h1', {}, 'Task ', h('span', { class: 'mono' }, shortID(t.jobId))), badge(t.status),
       t.placeholder && hasOutputs ? placeholderTag() : null, t.test ? badge('test', 'info') : null, actions),
@@ -83,7 +84,7 @@ function showTask(main, t, seq, notice) {
     t.inputs && Object.keys(t.inputs).length ? h('section', { class: 'card' }, h('h2', {}, 'Inputs'), inputsView(t.inputs)) : null,
     h('section', { class: 'card' }, h('h2', {}, 'Outputs'), outputsView(t) || h('p', { class: 'muted', id: 'task-no-outputs' },
       t.status === 'processing' ? 'Still processing; this page updates when it is done.'
-        : canceled ? 'None: the task was canceled before it delivered any.' : 'No outputs.')));
+        : canceled ? 'None: the task was canceled before it delivered any.' : 'No outputs.'))));
   if (!unfinished) return;
   const tick = setInterval(() => {
     if (!current(seq) || !elapsed.isConnected) { clearInterval(tick); return; }

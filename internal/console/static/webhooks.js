@@ -5,7 +5,7 @@
 // one that signs each task's webhookUrl deliveries.
 import { get, post, del, qs } from './api.js?v=__V__';
 import { h, replace, fmtDate, badge, errorSlot, secretBox, field, table, busy, shortID, note } from './dom.js?v=__V__';
-import { current } from './nav.js?v=__V__';
+import { current, redraw } from './nav.js?v=__V__';
 
 export const eventTypes = ['generation.succeeded', 'generation.failed', 'generation.needs_review', 'generation.canceled'];
 
@@ -136,7 +136,8 @@ function accountSecretCard() {
 }
 
 // endpointPage lists one endpoint's delivery attempts, newest first, with
-// a Replay of each event.
+// a Replay of each event. Drawn anew after a replay, it keeps the focus
+// in the page (redraw).
 async function endpointPage(main, id, q, seq) {
   document.title = 'Webhook attempts · gengate';
   const [eps, page] = await Promise.all([
@@ -178,7 +179,7 @@ async function endpointPage(main, id, q, seq) {
       String(a.attempt), h('span', { class: 'http-status' }, a.status ? String(a.status) : 'no answer'),
       a.error ? h('span', { class: 'muted' }, a.error) : '', badge(a.eventStatus, eventStatusKind[a.eventStatus]), replay] };
   });
-  replace(main,
+  redraw(main, () => replace(main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/webhooks' }, '← Webhooks')),
     h('h1', {}, 'Attempts'),
     ep ? h('p', {}, 'Deliveries to ', h('code', {}, ep.url), ' ', (ep.eventTypes || []).map(t => [badge(t, 'info'), ' '])) : null,
@@ -188,5 +189,5 @@ async function endpointPage(main, id, q, seq) {
       table(['When', 'Event', 'Task', '#Attempt', 'HTTP status', 'Error', 'Event status', ''], rows, 'No attempts yet: none of this account’s tasks has finished since the endpoint was added.')),
     h('div', { class: 'pager' },
       q.get('cursor') ? h('a', { class: 'btn', href: '#/webhooks/' + encodeURIComponent(id) }, '← Newest') : null,
-      page.nextCursor ? h('a', { class: 'btn', href: '#/webhooks/' + encodeURIComponent(id) + qs({ cursor: page.nextCursor }) }, 'Older →') : null));
+      page.nextCursor ? h('a', { class: 'btn', href: '#/webhooks/' + encodeURIComponent(id) + qs({ cursor: page.nextCursor }) }, 'Older →') : null)));
 }
