@@ -251,6 +251,11 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("review task %s\n%s", st, b.pageState())
 	}
 	b.do("the review note", chromedp.WaitVisible(chromedp.CSS("#pg-review")))
+	// The held task is charged: the header and the price box both say
+	// the balance after it.
+	held := strconv.Itoa(mustAPI(t, base, "GET", "/api/v1/account", key, nil, nil).num("remainingCredits")) + " credits"
+	b.waitFor("the header's balance "+held, `document.querySelector('#balance').textContent === `+js(held))
+	b.waitFor("the price box's balance "+held, `document.querySelector('#pg-price').textContent.includes('balance ' + `+js(held)+`)`)
 
 	// Tasks: all three, then filtered by model; a task's page.
 	b.open(base, "#/tasks", "#tasks-list table")

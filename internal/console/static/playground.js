@@ -200,11 +200,14 @@ export async function playgroundPage(main, rest, q, seq) {
       } else {
         err.show(e);
       }
+      // A task held for review is charged: the header and the price box
+      // say the balance after it.
       refreshBalance();
+      quote();
       return;
     }
     answered();
-    refreshBalance(); // the task is charged: the header says so at once
+    quote(); // the task is charged: the header and the price box say so at once
     const jobId = r.data.jobId;
     await follow(result, jobId, run, seq);
     if (run === runID) quote();
