@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -200,7 +202,8 @@ func TestConsoleCancelTask(t *testing.T) {
 	if b.count("#task-cancel") != 0 {
 		t.Errorf("a canceled task still offers Cancel")
 	}
-	if got := b.text("#main .grid2"); !strings.Contains(got, "Aspect ratio") || strings.Contains(got, "aspectRatio") {
+	if got := b.text("#main .grid2"); !strings.Contains(got, "Aspect ratio") || strings.Contains(got, "aspectRatio") ||
+		!strings.Contains(got, "Number of outputs") || strings.Contains(got, "Num ") {
 		t.Errorf("the task's options are not named in words: %q", got)
 	}
 	// Run again: the playground with the task's prompt and options.
@@ -211,6 +214,18 @@ func TestConsoleCancelTask(t *testing.T) {
 	b.open(base, "#/tasks?status=canceled", "#tasks-list tbody tr")
 	if got := b.count("#tasks-list tbody tr"); got != 1 {
 		t.Errorf("%d canceled tasks listed, want 1", got)
+	}
+	// Its cost in the list: what was refunded, not "0 refunded".
+	if got := b.text("#tasks-list tbody tr td:last-child"); !strings.Contains(got, "4 refunded") {
+		t.Errorf("the canceled task's cost in the list reads %q", got)
+	}
+	// The ledger says what each entry was in words: the model's name for
+	// the charge, what happened for the refund; no model id, no code.
+	b.open(base, "#/ledger", "#ledger tbody tr")
+	notes := evalIn[[]string](b, `Array.from(document.querySelectorAll('#ledger td[data-label=Note]')).map(td => td.innerText)`)
+	if joined := strings.Join(notes, " | "); !strings.Contains(joined, "FLUX.1 [dev]") || !strings.Contains(joined, "Canceled") ||
+		slices.ContainsFunc(notes, func(n string) bool { return n == "flux" || regexp.MustCompile(`^[A-Z_]+$`).MatchString(n) }) {
+		t.Errorf("the ledger's notes read %q", joined)
 	}
 	b.noErrors()
 }

@@ -3,7 +3,7 @@
 import { get, post, qs, loadModels } from './api.js?v=__V__';
 import { h, replace, fmtDate, fmtNum, credits, badge, errorSlot, note, secretBox, field, table, busy, shortID } from './dom.js?v=__V__';
 import { go, current, refreshBalance } from './nav.js?v=__V__';
-import { dl, inputsView, optionPairs, modelName, costText } from './views.js?v=__V__';
+import { dl, inputsView, optionPairs, modelName, costText, ledgerNote } from './views.js?v=__V__';
 
 // ---------- accounts ----------
 
@@ -89,6 +89,7 @@ export async function accountsPage(main, _rest, q, seq) {
 export async function accountPage(main, rest, _q, seq) {
   const id = rest[0];
   document.title = 'Account · gengate';
+  await loadModels().catch(() => []); // its tasks and charges name their models
   const a = await get('/api/v1/admin/accounts/' + encodeURIComponent(id));
   if (!current(seq)) return;
   const balance = h('strong', { id: 'admin-balance' }, fmtNum(a.remainingCredits));
@@ -145,7 +146,7 @@ export async function accountPage(main, rest, _q, seq) {
         fmtDate(t.createdAt), modelName(t.modelId), badge(t.status), costText(t)], 'No tasks.', seq),
     accountListCard('Ledger', 'admin-ledger', '/api/v1/admin/accounts/' + encodeURIComponent(id) + '/ledger',
       ['Date', 'Kind', 'Note', '#Amount', '#Balance after'], e => [
-        fmtDate(e.createdAt), badge(e.kind, e.amount > 0 ? 'ok' : 'muted'), e.note || (e.taskId ? 'task ' + shortID(e.taskId) : ''),
+        fmtDate(e.createdAt), badge(e.kind, e.amount > 0 ? 'ok' : 'muted'), ledgerNote(e) || (e.taskId ? 'task ' + shortID(e.taskId) : ''),
         (e.amount > 0 ? '+' : '') + fmtNum(e.amount), fmtNum(e.balanceAfter)], 'No entries.', seq));
 }
 

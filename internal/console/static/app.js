@@ -4,7 +4,7 @@
 import { state, api, get, post, patch, del, qs, loadSession, loadConfig, loadModels, modelByID, setUnauthorizedHandler } from './api.js?v=__V__';
 import { h, clear, replace, fmtDate, fmtNum, credits, badge, placeholderTag, errorSlot, note, secretBox, field, table, busy, media, outputsOf, shortID, copyButton } from './dom.js?v=__V__';
 import { go, current, nextSeq, refreshBalance } from './nav.js?v=__V__';
-import { taskHeads, taskRow, dl, outputsView, inputsView, optionsView, modelName } from './views.js?v=__V__';
+import { taskHeads, taskRow, dl, outputsView, inputsView, optionsView, modelName, ledgerNote } from './views.js?v=__V__';
 import { playgroundPage } from './playground.js?v=__V__';
 import { accountsPage, accountPage, reviewPage, enginesPage } from './admin.js?v=__V__';
 import { accountSelfPage } from './account.js?v=__V__';
@@ -386,6 +386,7 @@ async function galleryPage(main, _rest, _q, seq) {
 
 async function ledgerPage(main, _rest, _q, seq) {
   document.title = 'Ledger · gengate';
+  await loadModels().catch(() => []); // the charges' notes name their models
   const body = h('tbody', {});
   const more = h('button', { type: 'button', class: 'btn', id: 'ledger-more' }, 'Load more');
   const wrap = h('section', { class: 'card flush' }, h('div', { class: 'table-wrap' }, h('table', { id: 'ledger' },
@@ -399,7 +400,7 @@ async function ledgerPage(main, _rest, _q, seq) {
       body.appendChild(h('tr', {},
         h('td', { 'data-label': 'Date' }, fmtDate(e.createdAt)), h('td', { 'data-label': 'Kind' }, badge(e.kind, e.kind === 'charge' ? 'muted' : ['refund', 'grant', 'purchase', 'redemption'].includes(e.kind) ? 'ok' : 'info')),
         h('td', { 'data-label': 'Task' }, e.taskId ? h('a', { href: '#/tasks/' + encodeURIComponent(e.taskId), class: 'mono' }, shortID(e.taskId)) : ''),
-        h('td', { 'data-label': 'Note' }, e.note || ''),
+        h('td', { 'data-label': 'Note' }, ledgerNote(e)),
         h('td', { class: 'num ' + (e.amount < 0 ? 'neg' : 'pos'), 'data-label': 'Amount' }, (e.amount > 0 ? '+' : '') + fmtNum(e.amount)),
         h('td', { class: 'num', 'data-label': 'Balance after' }, fmtNum(e.balanceAfter))));
     }

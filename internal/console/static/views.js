@@ -11,11 +11,30 @@ export function modelName(id) {
 }
 
 // labelOf turns an option's or input's name into words: aspectRatio ->
-// "Aspect ratio", inputs.imageUrl -> "Image".
+// "Aspect ratio", inputs.imageUrl -> "Image", numOutputs -> "Number of
+// outputs".
 export function labelOf(name) {
   const n = String(name).replace(/^inputs\./, '');
-  const words = n.replace(/Url$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  const words = n.replace(/Url$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/^num /, 'number of ');
   return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// refundWords say why a task's credits came back; a refund's ledger
+// note is the task's error code.
+const refundWords = {
+  CANCELED_BEFORE_CHARGE: 'Canceled before any charge: refunded',
+  REFUSED_AFTER_REVIEW: 'Refused after review: refunded',
+};
+
+// ledgerNote says what a ledger entry was, in words: a task's charge by
+// its model's name (the entry's note is the model's id), a refund by
+// what happened to the task (the note is its error code), any other
+// entry by its note.
+export function ledgerNote(e) {
+  const n = e.note || '';
+  if (e.kind === 'charge' && e.taskId && n) return modelName(n);
+  if (e.kind === 'refund' && /^[A-Z_]+$/.test(n)) return refundWords[n] || 'The task failed: refunded';
+  return n;
 }
 
 // keptCredits is what a task cost after its refunds.
@@ -59,7 +78,7 @@ export function taskRow(t) {
     fmtDate(t.createdAt),
     h('span', {}, modelName(t.modelId), ' ', t.placeholder && outputsOf(t).length ? placeholderTag() : null, t.test ? badge('test', 'info') : null),
     badge(t.status),
-    refunded ? h('span', { title: credits(refunded) + ' refunded' }, fmtNum(keptCredits(t)), h('small', { class: 'muted' }, ' refunded')) : fmtNum(t.cost),
+    refunded ? h('span', { title: credits(refunded) + ' refunded' }, fmtNum(keptCredits(t)), h('small', { class: 'muted' }, ` (${fmtNum(refunded)} refunded)`)) : fmtNum(t.cost),
   ];
 }
 
