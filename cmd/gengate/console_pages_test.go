@@ -620,7 +620,8 @@ func TestConsoleOperatorAccount(t *testing.T) {
 }
 
 // overflowJS lists the visible elements that reach past the viewport's
-// right edge, and the table wrappers that scroll sideways.
+// right edge, and the elements (table wrappers, secrets) that scroll
+// sideways.
 const overflowJS = `(() => {
 	const w = document.documentElement.clientWidth, out = [];
 	if (document.documentElement.scrollWidth > w) out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + w);
@@ -630,8 +631,10 @@ const overflowJS = `(() => {
 		if (e.closest('thead')) continue; // read by screen readers only on phones
 		if (r.right > w + 0.5) out.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + '.' + e.className + ' right ' + Math.round(r.right));
 	}
-	for (const e of document.querySelectorAll('.table-wrap')) {
-		if (e.scrollWidth > e.clientWidth + 1) out.push('a table scrolls sideways: ' + e.scrollWidth + ' > ' + e.clientWidth);
+	for (const e of document.querySelectorAll('#app *')) {
+		if (e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) {
+			out.push('scrolls sideways: ' + e.tagName.toLowerCase() + '.' + e.className + ' ' + e.scrollWidth + ' > ' + e.clientWidth);
+		}
 	}
 	return out.slice(0, 10);
 })()`
@@ -700,7 +703,47 @@ func TestConsolePhoneAndAccessibility(t *testing.T) {
 			b.shot("account-phone") // the last page walked
 		}
 	}
+	// Still on the phone: the overview's share bars show; a new key's
+	// secret wraps instead of scrolling sideways; a key's edit in its row
+	// has visible labels.
+	b.open(base, "#/", "#overview-balance")
+	b.waitFor("the spend by model", `!!document.querySelector('main .bar-track')`)
+	if w := evalIn[float64](b, `document.querySelector('main .bar-track').getBoundingClientRect().width`); w < 40 {
+		t.Errorf("at 390 px the spend by model's share bar is %.0f px wide", w)
+	}
+	b.open(base, "#/keys", "#key-form")
+	b.fill("#key-form input[name=name]", "phone")
+	b.click("#key-form button[type=submit]")
+	b.do("the new key", chromedp.WaitVisible(chromedp.CSS("#key-created .secret-value")))
+	if bad := evalIn[[]string](b, overflowJS); len(bad) > 0 {
+		t.Errorf("a new key's secret at 390 px: %v", bad)
+	}
+	b.waitFor("the keys listed", `document.querySelectorAll('#keys-list tr[data-key-id]').length === 2`)
+	b.click("#keys-list button[data-action=edit]")
+	b.do("the edit", chromedp.WaitVisible(chromedp.CSS("#keys-list .row-edit")))
+	if bad := evalIn[[]string](b, `Array.from(document.querySelectorAll('#keys-list .row-edit input'))
+		.filter(i => !(i.labels && i.labels.length && i.labels[0].offsetWidth > 0 && i.labels[0].innerText.trim())).map(i => i.type)`); len(bad) > 0 {
+		t.Errorf("a key's edit has fields without a visible label: %v", bad)
+	}
 	b.do("desktop", chromedp.EmulateViewport(1280, 860))
+
+	// The overview's spend per day: its choices sit in one row, and the
+	// chart says in words what it shows.
+	b.open(base, "#/", "#daychart")
+	b.waitFor("the chart drawn", `document.querySelectorAll('#daychart .daybar').length === 30`)
+	if w := evalIn[float64](b, `document.querySelector('#daychart-days').getBoundingClientRect().width`); w > 250 {
+		t.Errorf("the chart's period select is %.0f px wide", w)
+	}
+	if label := evalIn[string](b, `(document.querySelector('#daychart').getAttribute('role') || '') + ': ' + (document.querySelector('#daychart').getAttribute('aria-label') || '')`); !strings.HasPrefix(label, "img: ") || !strings.Contains(label, "credits") {
+		t.Errorf("the chart has no words for a screen reader: %q", label)
+	}
+
+	// A page that does not exist says so in the browser's title too.
+	evalIn[chromedp.Void](b, `location.hash = '#/nope'`)
+	b.waitFor("not found", `document.querySelector('#main h1').textContent === 'Not found'`)
+	if got := evalIn[string](b, `document.title`); !strings.HasPrefix(got, "Not found") {
+		t.Errorf("the title of a missing page is %q", got)
+	}
 
 	// The skip link is the first stop of Tab and moves the focus to the heading.
 	b.open(base, "#/keys", "#keys-list tbody tr")

@@ -62,6 +62,7 @@ async function render() {
   }
   const main = shell(parts);
   if (!page) {
+    document.title = 'Not found · gengate';
     replace(main, h('h1', {}, 'Not found'), h('p', {}, 'There is no such page. ', h('a', { href: '#/' }, 'Back to the overview.')));
     focusHeading(main);
     return;
@@ -313,7 +314,9 @@ function creditsCard() {
 // dailyCard charts the credits spent per UTC day over 30 or 90 days, split
 // by model or by key (each bar's title lists the split), with downloads.
 function dailyCard() {
-  const chart = h('div', { class: 'daychart', id: 'daychart' }, h('p', { class: 'muted' }, 'Loading…'));
+  // The bars say their figures only in their titles (a mouse's tooltip):
+  // the chart as a whole says in words what it shows.
+  const chart = h('div', { class: 'daychart', id: 'daychart', role: 'img', 'aria-label': 'Credits spent per day: loading' }, h('p', { class: 'muted' }, 'Loading…'));
   const days = h('select', { id: 'daychart-days', 'aria-label': 'Period' }, h('option', { value: '30' }, '30 days'), h('option', { value: '90' }, '90 days'));
   const by = h('select', { id: 'daychart-by', 'aria-label': 'Split by' }, h('option', { value: 'modelId' }, 'by model'), h('option', { value: 'keyId' }, 'by key'));
   const csv = h('a', { class: 'btn small', id: 'daychart-csv', download: '' }, 'Download CSV');
@@ -340,6 +343,11 @@ function dailyCard() {
       bars.push(bar);
     }
     replace(chart, perDay.size ? bars : h('p', { class: 'muted' }, 'No spending in this period.'));
+    const ranked = [...perDay.entries()].sort((a, b) => b[1].total - a[1].total);
+    const total = ranked.reduce((a, [, e]) => a + e.total, 0);
+    chart.setAttribute('aria-label', perDay.size
+      ? `Credits spent per day over the last ${n} days: ${credits(total)} in all, on ${ranked.length} day${ranked.length === 1 ? '' : 's'}; the most, ${credits(ranked[0][1].total)}, on ${ranked[0][0]}.`
+      : `No credits spent in the last ${n} days.`);
   };
   days.addEventListener('change', draw);
   by.addEventListener('change', draw);
@@ -476,11 +484,12 @@ function keyActions(k, reload) {
     } catch (e) { err.show(e); }
   });
   edit.addEventListener('click', () => {
-    const name = h('input', { type: 'text', value: k.name, 'aria-label': 'Key name' });
-    const lim = h('input', { type: 'number', min: 1, step: 1, value: k.spendLimit ?? '', placeholder: 'no limit', 'aria-label': 'Daily spend limit' });
+    const name = h('input', { type: 'text', value: k.name });
+    const lim = h('input', { type: 'number', min: 1, step: 1, value: k.spendLimit ?? '', placeholder: 'no limit' });
     const save = h('button', { type: 'submit', class: 'btn small primary' }, 'Save');
     const cancel = h('button', { type: 'button', class: 'btn small ghost' }, 'Cancel');
-    const f = h('form', { class: 'row-edit' }, name, lim, save, cancel, err);
+    // Visible labels: in the row, "50" alone would not say what it is.
+    const f = h('form', { class: 'row-edit' }, h('label', {}, 'Name', name), h('label', {}, 'Daily limit', lim), save, cancel, err);
     cancel.addEventListener('click', () => reload());
     f.addEventListener('submit', async (ev) => {
       ev.preventDefault();
