@@ -13,7 +13,8 @@ import (
 // program) by its User-Agent; ending that one from its row ends it (it
 // answers 401) and takes its row away, while the console stays signed in.
 // The rename form renames the account (trimmed; markup in the name stays
-// text) and the header says the new name at once; a name over 200 bytes
+// text) and the header says the new name at once (the Rename button has
+// the focus back); a name over 200 bytes
 // is refused beside the form and changes nothing. Every field has a label;
 // at 390 px nothing reaches past the screen's edge. Ending this browser's
 // own session signs it out.

@@ -133,8 +133,10 @@ func (b *browser) newKey(base, name string) string {
 // and has Cancel; the first click says what the cancel refunds (the task
 // runs here, on the sandbox: all of it), the second cancels; the page then
 // says what was refunded, claims neither outputs nor a cost it did not
-// keep, and the balance is whole again; Run again fills the playground
-// with its settings. The status filter has canceled.
+// keep, and the balance is whole again; the focus, its button gone, is on
+// the heading; Run again fills the playground with its settings. The
+// status filter has canceled; the list says what the canceled task
+// refunded, and the ledger says its charge and refund in words.
 func TestConsoleCancelTask(t *testing.T) {
 	chromiumPath(t)
 	dir := t.TempDir()
@@ -284,7 +286,8 @@ func (d hookDelivery) signedBy(t *testing.T, secret string, n int) bool {
 // endpoint's attempts page shows a refused attempt with its HTTP status,
 // then the retry delivered; after a rotation (the new secret shows once)
 // Replay sends the event again, signed by the new secret first, and the
-// page shows the new attempt; Delete removes the endpoint.
+// page shows the new attempt (the focus kept on its heading); Delete
+// removes the endpoint.
 func TestConsoleWebhooks(t *testing.T) {
 	chromiumPath(t)
 	rc := newConsoleHook(t)
@@ -646,14 +649,18 @@ const unlabelledJS = `Array.from(document.querySelectorAll('#app input, #app sel
 
 // TestConsolePhoneAndAccessibility walks the holder's pages at 1280 and
 // 390 px (a key name and a prompt holding markup show as text on each):
-// at 390 px nothing reaches past the screen's edge and no table scrolls
-// sideways, and the header and navigation leave most of the screen to the page.
-// On every page each field has a label, the focus is on the page's heading
-// after navigating, only status regions are aria-live, and the skip link
-// moves the focus to the heading. The playground: a required option with
-// no default says what to choose (no error before any input); a price
-// over the balance warns and disables Generate; a refusal shows once, in
-// plain words, without the operator's flag; the model search narrows the
+// at 390 px nothing reaches past the screen's edge and nothing scrolls
+// sideways (a new key's secret included), the overview's share bars show,
+// a key's row edit has visible labels, and the header and navigation
+// leave most of the screen to the page. On every page each field has a
+// label, the focus is on the page's heading after navigating, only status
+// regions are aria-live, and the skip link moves the focus to the
+// heading. The spend-per-day chart has words and its choices fit one row;
+// a missing page is titled Not found. The playground: a required option
+// with no default says what to choose (no error before any input); a
+// price over the balance warns and disables Generate; a refusal shows
+// once, in plain words, the field by its label, without the operator's
+// flag, and Generate has the focus back; the model search narrows the
 // picker.
 func TestConsolePhoneAndAccessibility(t *testing.T) {
 	chromiumPath(t)

@@ -18,7 +18,7 @@ import (
 // page, whose elapsed time counts while the status says processing; then,
 // with nothing reloaded by hand, the page shows the task succeeded with
 // its output and its completion time, and no longer an elapsed time that
-// counts. The test waits for each condition, never for a duration: the
+// counts; the focus stays on Run again as the page is drawn anew. The test waits for each condition, never for a duration: the
 // delay only has to outlast the steps before the result.
 func TestConsoleProcessingProgress(t *testing.T) {
 	chromiumPath(t)

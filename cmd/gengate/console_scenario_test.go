@@ -131,7 +131,8 @@ func jobsOf(t *testing.T, base, key string) []map[string]any {
 // TestConsoleBrowser drives the console in chromium against the real
 // binary: a holder set up by `gengate accounts create` signs in through
 // the link, makes a key, generates in the playground (a sandbox image,
-// and the built-in upscaler on an uploaded file), finds the tasks and the
+// and the built-in upscaler on an uploaded file; a held one, after which
+// the price box and the header say the same balance), finds the tasks and the
 // ledger entries, revokes the key (the API then refuses it); an operator
 // grants credits and settles a review; a second account sees nothing of
 // the first. With -console-shots it writes the screenshots in docs/console/.
