@@ -567,7 +567,7 @@ func TestConsoleSelling(t *testing.T) {
 }
 
 // TestConsoleOperatorAccount: an operator's page of an account shows its
-// members, its tasks (with their prompts) and its ledger; the lists behind
+// members, its tasks (with their prompts and thumbnails) and its ledger; the lists behind
 // it refuse a holder's key.
 func TestConsoleOperatorAccount(t *testing.T) {
 	chromiumPath(t)
@@ -595,6 +595,9 @@ func TestConsoleOperatorAccount(t *testing.T) {
 	b.waitFor("two tasks and three ledger entries", `document.querySelectorAll('#admin-tasks tbody tr').length === 2 && document.querySelectorAll('#admin-ledger tbody tr').length === 3`)
 	if got := b.text("#admin-tasks"); !strings.Contains(got, "second red kite") || !strings.Contains(got, "first red kite") {
 		t.Errorf("the account's tasks read %q", got)
+	}
+	if n := b.count("#admin-tasks tbody tr img.thumb"); n != 2 {
+		t.Errorf("%d of the account's two finished tasks show a thumbnail", n)
 	}
 	if got := b.text("#admin-ledger"); strings.Count(got, "charge") != 2 || !strings.Contains(got, "grant") {
 		t.Errorf("the account's ledger reads %q", got)

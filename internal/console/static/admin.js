@@ -3,7 +3,7 @@
 import { get, post, qs, loadModels } from './api.js?v=__V__';
 import { h, replace, fmtDate, fmtNum, credits, badge, errorSlot, note, secretBox, field, table, busy, shortID } from './dom.js?v=__V__';
 import { go, current, refreshBalance } from './nav.js?v=__V__';
-import { dl, inputsView, optionPairs, modelName, costText, ledgerNote } from './views.js?v=__V__';
+import { dl, inputsView, optionPairs, modelName, costText, ledgerNote, thumbOf } from './views.js?v=__V__';
 
 // ---------- accounts ----------
 
@@ -142,7 +142,7 @@ export async function accountPage(main, rest, _q, seq) {
       k.spendLimit != null ? fmtNum(k.spendLimit) : '—', k.revokedAt ? badge('revoked', 'muted') : badge('active', 'ok')]), 'No keys.')),
     accountListCard('Tasks', 'admin-tasks', '/api/v1/admin/accounts/' + encodeURIComponent(id) + '/tasks',
       ['Task', 'Prompt', 'Created', 'Model', 'Status', '#Cost'], t => [
-        h('code', { title: t.jobId }, shortID(t.jobId)), t.prompt ? h('span', { class: 'prompt-cell', title: t.prompt }, t.prompt.length > 80 ? t.prompt.slice(0, 79) + '…' : t.prompt) : '—',
+        h('span', { class: 'task-cell' }, thumbOf(t), h('code', { title: t.jobId }, shortID(t.jobId))), t.prompt ? h('span', { class: 'prompt-cell', title: t.prompt }, t.prompt.length > 80 ? t.prompt.slice(0, 79) + '…' : t.prompt) : '—',
         fmtDate(t.createdAt), modelName(t.modelId), badge(t.status), costText(t)], 'No tasks.', seq),
     accountListCard('Ledger', 'admin-ledger', '/api/v1/admin/accounts/' + encodeURIComponent(id) + '/ledger',
       ['Date', 'Kind', 'Note', '#Amount', '#Balance after'], e => [

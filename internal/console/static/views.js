@@ -63,7 +63,7 @@ export function elapsedText(t) {
 }
 
 // thumbOf is a small image of a task's first output, when the page may show it.
-function thumbOf(t) {
+export function thumbOf(t) {
   const u = t.type === 'image' && Array.isArray(t.images) ? t.images[0] : '';
   if (!u || !shownHere(u)) return null;
   return h('img', { src: u, alt: '', loading: 'lazy', class: 'thumb', width: 40, height: 40 });
