@@ -97,7 +97,10 @@ func TestClaimTaskLeaseAndFencing(t *testing.T) {
 				t.Fatalf("second claim = %+v; want a new w2 token, attempt 2, status submitting", second)
 			}
 
-			// The first worker is fenced off: nothing it writes lands.
+			// The first worker is fenced off: nothing it writes lands, and
+			// it cannot renew the lease it lost (its step would run on as
+			// if it still held the task).
+			wantCode(t, "ExtendLease(old token)", s.ExtendLease(ctx, task.ID, first.LeaseToken, t0.Add(lease+time.Hour)), gengate.EConflict)
 			first.Status, first.UpstreamID = gengate.StatusRunning, "up-1"
 			wantCode(t, "SaveStep(old token)", s.SaveStep(ctx, first, true), gengate.EConflict)
 			first.Status, first.ErrorCode = gengate.StatusFailed, gengate.EFailed

@@ -86,6 +86,48 @@ func TestClaimStepsCheckpoints(t *testing.T) {
 	}
 }
 
+// TestClaimStepsTakesOverExpiredLeases: the workers' claim (ClaimSteps,
+// PostgreSQL's gengate_claim_steps_start) takes a task whose lease ran out
+// (its worker was killed mid-step) and names the lease it took over; a
+// live lease is left alone, and the worker that lost the lease is fenced
+// off. This is crash recovery at the store; cmd/gengate's
+// TestLeaseTakeoverLogged and TestCrashRecovery do it with SIGKILL.
+func TestClaimStepsTakesOverExpiredLeases(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a := newAccount(t, s, 100)
+			task := newTask(a.ID, 1)
+			mustCreate(t, s, task)
+			const lease = time.Minute
+			got, err := s.ClaimSteps(ctx, "w1", t0, lease, 10)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("first ClaimSteps = %d tasks, %v; want the task", len(got), err)
+			}
+			killed := got[0]
+			if got, err := s.ClaimSteps(ctx, "w2", t0.Add(lease-time.Millisecond), lease, 10); err != nil || len(got) != 0 {
+				t.Fatalf("ClaimSteps under a live lease = %d tasks, %v; want none", len(got), err)
+			}
+			got, err = s.ClaimSteps(ctx, "w2", t0.Add(lease+time.Millisecond), lease, 10)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("ClaimSteps after the lease ran out = %d tasks, %v; want the task taken over", len(got), err)
+			}
+			c := got[0]
+			if c.ID != task.ID || c.TakenOver != killed.LeaseToken || c.LeaseToken == killed.LeaseToken ||
+				c.Status != gengate.StatusSubmitting || c.Checkpointed || c.Attempts != 2 {
+				t.Fatalf("taken over: %+v; want submitting (not checkpointed again), attempt 2, taken over from %s", c, killed.LeaseToken)
+			}
+			killed.Status = gengate.StatusRunning
+			wantCode(t, "SaveStep(the lease taken over)", s.SaveStep(ctx, killed, true), gengate.EConflict)
+			c.Status, c.UpstreamID = gengate.StatusRunning, "up-1"
+			if err := s.SaveStep(ctx, c, true); err != nil {
+				t.Fatalf("SaveStep by the new holder: %v", err)
+			}
+		})
+	}
+}
+
 // TestMarkSubmittingPlan: ClaimSteps on SQLite finds the tasks it moves
 // to submitting by their ids, however many tasks are queued: no walk of
 // tasks_status, no scan of the table. (On PostgreSQL the claim's own

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -329,5 +330,98 @@ func TestPostgresPool(t *testing.T) {
 		}
 		cancel()
 		s.Close()
+	}
+}
+
+// TestCreateTaskIdempotentAfterLockWait: on PostgreSQL, creations made
+// alone (a task with a webhookUrl is never gathered) with one
+// Idempotency-Key can all find the key free and then queue on the
+// account's row behind each other. Each that waited must answer the task
+// of the one that committed first, as a replay, and charge nothing:
+// whether its debit then finds the balance spent (the account paid for
+// one task) or its INSERT meets the key's unique index (it paid for all).
+// A transaction of the test holds the account's row until every creation
+// waits on it, so every run takes those paths; without it they are a
+// window of a millisecond.
+func TestCreateTaskIdempotentAfterLockWait(t *testing.T) {
+	const n, cost = 4, 4
+	for _, credits := range []int{cost, 100} {
+		t.Run(fmt.Sprintf("credits %d", credits), func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, "postgres")
+			a := newAccount(t, s, credits)
+			tasks := make([]*gengate.Task, n)
+			for i := range tasks {
+				tasks[i] = newTask(a.ID, cost)
+				tasks[i].IdempotencyKey, tasks[i].WebhookURL = "key-1", "https://example.com/hook"
+			}
+
+			conn, err := s.SQL().Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			tx, err := conn.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			var holder int
+			if err := tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&holder); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.ExecContext(ctx, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			var results []gengate.CreateResult
+			var errs []error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				results, errs = createConcurrently(s, tasks)
+			}()
+			defer func() { _ = tx.Rollback(); <-done }() // also when the test stops early
+			// Each has looked its key up and waits to debit: on the test's
+			// lock, or in the queue behind the first that waits on it.
+			waitUntil(t, "every creation waiting on the account's row", func() bool {
+				return count(t, s, `WITH RECURSIVE w(pid) AS (
+					SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))
+					UNION SELECT a.pid FROM pg_stat_activity a, w WHERE w.pid = ANY(pg_blocking_pids(a.pid)))
+					SELECT COUNT(*) FROM w`, holder) == n
+			})
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+
+			winner := ""
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("CreateTask %d: %v; want the task or its replay", i, err)
+				}
+				if r := results[i]; !r.Existing {
+					if winner != "" {
+						t.Fatalf("CreateTask %d made a second task with the key (%s, then %s)", i, winner, r.Task.ID)
+					}
+					winner = r.Task.ID
+				}
+			}
+			if winner == "" {
+				t.Fatal("no creation made the task")
+			}
+			for i, r := range results {
+				if r.Task.ID != winner || r.Balance != credits-cost {
+					t.Errorf("CreateTask %d = task %s (existing %v), balance %d; want task %s, balance %d",
+						i, r.Task.ID, r.Existing, r.Balance, winner, credits-cost)
+				}
+			}
+			if b := balance(t, s, a.ID); b != credits-cost {
+				t.Errorf("balance = %d; want %d: one charge", b, credits-cost)
+			}
+			if k := count(t, s, `SELECT COUNT(*) FROM tasks`); k != 1 {
+				t.Errorf("%d task rows; want 1", k)
+			}
+			checkLedger(t, s, a.ID)
+		})
 	}
 }

@@ -90,6 +90,16 @@ func TestFileTokensAtRest(t *testing.T) {
 			if u, err := s.FindUpload(ctx, upTok, now); err != nil || u.ID != up.ID || u.Token != upTok {
 				t.Errorf("FindUpload(token) = %+v, %v; want %s", u, err, up.ID)
 			}
+			// The whole token is the key: another token that shares its
+			// first characters (an output token's time, which the digest
+			// keeps in clear) finds nothing.
+			for _, tok := range []string{outTok, upTok} {
+				other := tok[:8] + gengate.NewToken()[:len(tok)-8]
+				_, err := s.FindCreation(ctx, other)
+				wantCode(t, "FindCreation(another token with the same first characters)", err, gengate.ENotFound)
+				_, err = s.FindUpload(ctx, other, now)
+				wantCode(t, "FindUpload(another token with the same first characters)", err, gengate.ENotFound)
+			}
 			for _, v := range stored {
 				if v == "" || strings.HasPrefix(v, "gcm1:") {
 					continue

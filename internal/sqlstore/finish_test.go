@@ -109,6 +109,22 @@ func TestFinishTaskFailedRefundsOnce(t *testing.T) {
 			c.LeaseToken = ""
 			wantCode(t, "FinishTask(again, operator)", s.FinishTask(ctx, c, 4), gengate.EConflict)
 
+			// Even if its row still named the lease (every finish gives it
+			// up), the lease's holder writes nothing to a task no longer
+			// active: the guard's status condition holds by itself.
+			if _, err := s.SQL().ExecContext(ctx, `UPDATE tasks SET lease_token = $1 WHERE id = $2`, token, task.ID); err != nil {
+				t.Fatal(err)
+			}
+			c.LeaseToken = token
+			wantCode(t, "FinishTask(again, the lease left on a failed task)", s.FinishTask(ctx, c, 4), gengate.EConflict)
+			reopened := *c
+			reopened.Status, reopened.ErrorCode, reopened.UpstreamID = gengate.StatusRunning, "", "up-1"
+			wantCode(t, "SaveStep(the lease left on a failed task)", s.SaveStep(ctx, &reopened, true), gengate.EConflict)
+			if got, _ := s.FindTask(ctx, task.ID); got.Status != gengate.StatusFailed {
+				t.Errorf("status = %s; want failed (no write under the lease)", got.Status)
+			}
+			c.LeaseToken = ""
+
 			// Even if the task were put back in review by mistake, the
 			// second refund is refused by the schema, and the state change
 			// goes with it.

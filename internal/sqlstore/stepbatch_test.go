@@ -14,7 +14,8 @@ import (
 // TestSaveStepsTogether: step records that arrive together are written
 // together (one SQLite savepoint, one PostgreSQL statement), and each
 // caller gets what its own UPDATE would have given: a record under the
-// lease it holds is written whole and gives the lease up; one under a
+// lease it holds is written whole and gives the lease up, whichever
+// active state its task is in; one under a
 // lease taken over by another claim, or of a task no longer active, is
 // refused with EConflict and changes nothing.
 func TestSaveStepsTogether(t *testing.T) {
@@ -47,6 +48,18 @@ func TestSaveStepsTogether(t *testing.T) {
 						t.Fatal(err)
 					}
 					stale[c.ID] = true
+				}
+			}
+			// The live ones are in each active state a step record meets:
+			// queued (a submit's), submitting (checkpointed before its
+			// submit) and running (a poll's).
+			states := []gengate.Status{gengate.StatusQueued, gengate.StatusSubmitting, gengate.StatusRunning, gengate.StatusQueued}
+			for i, c := range claims {
+				if st := states[i%len(states)]; !stale[c.ID] && st != gengate.StatusQueued {
+					c.Status = st
+					if err := s.SaveStep(ctx, c, false); err != nil {
+						t.Fatalf("checkpoint task %d as %s: %v", i, st, err)
+					}
 				}
 			}
 			before, _ := s.StepBatches()

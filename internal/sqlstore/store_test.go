@@ -90,6 +90,18 @@ func checkLedger(tb testing.TB, s *sqlstore.DB, accountID string) []gengate.Ledg
 	return entries
 }
 
+// waitUntil polls cond until it holds, failing the test after 10 seconds.
+func waitUntil(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // count runs a SELECT COUNT(*) query.
 func count(tb testing.TB, s *sqlstore.DB, query string, args ...any) int {
 	tb.Helper()
