@@ -53,6 +53,13 @@ func (a *api) handleUpload() http.Handler {
 			if errors.As(err, &tooBig) {
 				err = tooLarge(tooBig.Limit)
 			}
+			if gengate.ErrorCode(err) == gengate.ETooLarge {
+				// Refused once the file's limit was passed, the rest of
+				// its body unread: closing the connection after the
+				// answer sends it now, not once net/http has read (and
+				// discarded) more of a body already refused.
+				w.Header().Set("Connection", "close")
+			}
 			writeError(w, r, a.log, err)
 			return
 		}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"hash/crc32"
 	"image"
 	"image/png"
+	"io"
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
@@ -148,6 +150,15 @@ func TestUploadChecks(t *testing.T) {
 	if len(big) <= 50_000 {
 		t.Fatalf("test picture is only %d bytes", len(big))
 	}
+	// A small picture padded after its end to the limit, and one byte
+	// over it: the limit is the image's, not the route's (which takes a
+	// video's size).
+	padTo := func(n int) []byte {
+		b := testPNG(t, 4, 4)
+		return append(b, make([]byte, n-len(b))...)
+	}
+	wantUploaded(t, s.upload(key, "image/png", padTo(50_000)), "image/png", 50_000)
+	kept := s.fileCount()
 	cases := []struct {
 		name          string
 		r             response
@@ -157,6 +168,7 @@ func TestUploadChecks(t *testing.T) {
 	}{
 		{"too large", s.upload(key, "image/png", big), 413, "PAYLOAD_TOO_LARGE", "INPUT_TOO_LARGE", "50000 bytes"},
 		{"too large multipart", s.uploadMultipart(key, "file", big), 413, "PAYLOAD_TOO_LARGE", "INPUT_TOO_LARGE", "50000 bytes"},
+		{"one byte over", s.upload(key, "image/png", padTo(50_001)), 413, "PAYLOAD_TOO_LARGE", "INPUT_TOO_LARGE", "50000 bytes"},
 		{"pixel bomb", s.upload(key, "image/png", pngBomb(t, 30000, 30000)), 413, "PAYLOAD_TOO_LARGE", "INPUT_TOO_LARGE", "pixels"},
 		{"not an image", s.upload(key, "application/octet-stream", []byte("%PDF-1.7 not a picture")), 415, "UNSUPPORTED_MEDIA_TYPE", "INPUT_UNSUPPORTED_TYPE", ""},
 		{"truncated", s.upload(key, "image/png", testPNG(t, 40, 40)[:100]), 400, "INVALID_REQUEST", "INPUT_UNDECODABLE", ""},
@@ -177,9 +189,49 @@ func TestUploadChecks(t *testing.T) {
 			}
 		})
 	}
-	if n := s.fileCount(); n != 0 {
-		t.Errorf("refused uploads left %d files", n)
+	if n := s.fileCount(); n != kept {
+		t.Errorf("refused uploads left %d files", n-kept)
 	}
+}
+
+// TestUploadRefusedAtItsLimit: an upload is refused as soon as one byte
+// past its kind's limit has arrived, not once the body ends (the route
+// takes a video's size, and the body is streamed to storage): the client
+// here sends the limit and one byte more, then nothing until it is
+// answered.
+func TestUploadRefusedAtItsLimit(t *testing.T) {
+	s := newStack(t, stackOpts{maxInputBytes: 50_000})
+	_, key := s.account(100)
+	head := testPNG(t, 4, 4)
+	body := append(head, make([]byte, 50_001-len(head))...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/v1/files", io.MultiReader(bytes.NewReader(body), stalled{ctx}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "image/png")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("no answer to 50001 bytes of a 50000-byte image: %v; want 413 without the rest of the body", err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	r := response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+	_ = json.Unmarshal(data, &r.JSON)
+	wantProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	if got := fieldCode(r); got != "INPUT_TOO_LARGE" {
+		t.Errorf("field code %q, want INPUT_TOO_LARGE", got)
+	}
+}
+
+// stalled is a request body that sends nothing more until ctx ends.
+type stalled struct{ ctx context.Context }
+
+func (s stalled) Read([]byte) (int, error) {
+	<-s.ctx.Done()
+	return 0, s.ctx.Err()
 }
 
 // TestUploadExpires: an upload is served and usable until it expires; the

@@ -106,7 +106,14 @@ func (s *stack) startWebhooksTimeout(schedule []time.Duration, timeout time.Dura
 // deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	waitWithin(t, 2*time.Minute, what, cond)
+}
+
+// waitWithin polls cond until it holds, failing the test after d: for a
+// condition that holds at once unless the rule under test is broken.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
