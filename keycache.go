@@ -37,6 +37,9 @@ type KeyCache struct {
 	store   keyStore
 	refresh time.Duration
 	size    int
+	// Now is the cache's clock (nil: time.Now), which measures the refresh
+	// bound; tests set it to step past the bound without waiting for it.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	keys  map[string]*cachedKey // by the key's hash
@@ -94,10 +97,17 @@ func (c *KeyCache) Run(ctx context.Context) {
 	}
 }
 
+func (c *KeyCache) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
 // Check reads the change counter once: a new value drops every copy; the
 // same value trusts them for another Refresh.
 func (c *KeyCache) Check(ctx context.Context) error {
-	start := time.Now()
+	start := c.now()
 	g, err := c.store.KeysGeneration(ctx)
 	if err != nil {
 		return err
@@ -132,7 +142,7 @@ func (c *KeyCache) dropLocked() {
 func (c *KeyCache) Find(ctx context.Context, hash string) (*APIKey, error) {
 	c.mu.Lock()
 	e := c.keys[hash]
-	trusted := c.known && time.Since(c.confirmed) < c.refresh
+	trusted := c.known && c.now().Sub(c.confirmed) < c.refresh
 	epoch := c.epoch
 	c.mu.Unlock()
 	if e != nil && trusted {
