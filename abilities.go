@@ -82,7 +82,7 @@ type SigningKeyStore interface {
 
 // Presigner is an optional Blobs ability: a URL anyone can GET a stored
 // file with until it expires (internal/blob.S3). Without it a large input
-// goes upstream as a gengate-signed URL (Service.InputURLBase) or inline.
+// goes upstream as a gengate-signed URL (Service.InputURLs.Base) or inline.
 type Presigner interface {
 	PresignGet(ctx context.Context, key string, expiry time.Duration) (string, error)
 }

@@ -139,11 +139,11 @@ type Input struct {
 	// URL, in a Job, is an address the upstream may fetch the file from
 	// instead of receiving its bytes: a presigned GET of the stored input,
 	// valid for InputURLExpiry, set for inputs of at least
-	// Service.InputURLMinBytes when the store can presign (S3). Empty
+	// Service.InputURLs.MinBytes when the store can presign (S3). Empty
 	// otherwise; engines then send the bytes (data: URIs, uploads).
 	URL string
 	// Large, in a Job, says the input is of at least
-	// Service.InputURLMinBytes (--input-url-min-bytes), URL or not: an
+	// Service.InputURLs.MinBytes (--input-url-min-bytes), URL or not: an
 	// engine whose provider has an upload API of its own (the Gemini
 	// API's Files API) sends it there rather than inline.
 	Large bool

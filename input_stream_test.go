@@ -49,7 +49,7 @@ func TestLargeInputsStreamToStreamingEngines(t *testing.T) {
 			if c.streams {
 				d.svc.Engines[up.Name()] = streamer{up}
 			}
-			d.svc.InputURLMinBytes = c.min
+			d.svc.InputURLs.MinBytes = c.min
 			body := `{"type":"image","modelId":"flux-kontext-pro","prompt":"x","imageUrl":"data:image/png;base64,` +
 				base64.StdEncoding.EncodeToString(png) + `"}`
 			o, err := d.svc.Generate(context.Background(), d.key, []byte(body), "")

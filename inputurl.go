@@ -22,7 +22,7 @@ import (
 // stored input (OpenSignedInput); without a public URL the bytes go inline
 // as data: URIs (docs/architecture.md).
 
-// DefaultInputURLMinBytes is the default of Service.InputURLMinBytes (the
+// DefaultInputURLMinBytes is the default of Service.InputURLs.MinBytes (the
 // --input-url-min-bytes flag).
 const DefaultInputURLMinBytes = 4 << 20
 
@@ -43,10 +43,10 @@ func (s *Service) inputURL(ctx context.Context, t *Task, name, key string, size 
 	}
 	p, ok := s.Blobs.(Presigner)
 	if !ok {
-		if s.InputURLBase == "" || len(s.InputURLKey) == 0 {
+		if s.InputURLs.Base == "" || len(s.InputURLs.Key) == 0 {
 			return ""
 		}
-		return SignInputURL(s.InputURLBase, s.InputURLKey, t.ID, name, s.now().Add(InputURLExpiry))
+		return SignInputURL(s.InputURLs.Base, s.InputURLs.Key, t.ID, name, s.now().Add(InputURLExpiry))
 	}
 	u, err := p.PresignGet(ctx, key, InputURLExpiry)
 	if err != nil {
@@ -60,7 +60,7 @@ func (s *Service) inputURL(ctx context.Context, t *Task, name, key string, size 
 // largeInput reports whether an input of size bytes is past
 // InputURLMinBytes: sent by URL or a provider's upload API, not inline.
 func (s *Service) largeInput(size int) bool {
-	min := s.InputURLMinBytes
+	min := s.InputURLs.MinBytes
 	if min == 0 {
 		min = DefaultInputURLMinBytes
 	}
@@ -88,11 +88,11 @@ func inputURLSig(key []byte, path, exp string) string {
 // already deleted (its task finished) is ENotFound. Only the one input
 // the signature names can be read.
 func (s *Service) OpenSignedInput(ctx context.Context, taskID, name, exp, sig string) (BlobFile, error) {
-	if len(s.InputURLKey) == 0 {
+	if len(s.InputURLs.Key) == 0 {
 		return nil, Errorf(ENotFound, "no signed input URLs here")
 	}
 	path := InputURLPath + url.PathEscape(taskID) + "/" + url.PathEscape(name)
-	want := inputURLSig(s.InputURLKey, path, exp)
+	want := inputURLSig(s.InputURLs.Key, path, exp)
 	if !hmac.Equal([]byte(sig), []byte(want)) {
 		return nil, Errorf(EForbidden, "bad input URL signature")
 	}

@@ -52,7 +52,7 @@ func TestLargeInputsGoByPresignedURL(t *testing.T) {
 				return gengate.Progress{Outputs: pngOutputs(1)}, nil
 			}}
 			d := newDomain(t, "sqlite", up)
-			d.svc.Blobs, d.svc.InputURLMinBytes = store, c.min
+			d.svc.Blobs, d.svc.InputURLs.MinBytes = store, c.min
 			body := `{"type":"image","modelId":"flux-kontext-pro","prompt":"x","imageUrl":"data:image/png;base64,` +
 				base64.StdEncoding.EncodeToString(png) + `"}`
 			o, err := d.svc.Generate(context.Background(), d.key, []byte(body), "")
@@ -99,7 +99,7 @@ func TestLargeInputsMarkedWithoutURL(t *testing.T) {
 			got = job.Inputs["imageUrl"]
 			return gengate.Progress{Outputs: pngOutputs(1)}, nil
 		}})
-		d.svc.InputURLMinBytes = c.min
+		d.svc.InputURLs.MinBytes = c.min
 		body := `{"type":"image","modelId":"flux-kontext-pro","prompt":"x","imageUrl":"data:image/png;base64,` +
 			base64.StdEncoding.EncodeToString(png) + `"}`
 		if _, err := d.svc.Generate(context.Background(), d.key, []byte(body), ""); err != nil {

@@ -63,37 +63,51 @@ type Service struct {
 	// UploadRetention is how long uploaded files are kept (default
 	// DefaultUploadRetention).
 	UploadRetention time.Duration
-	// InputURLMinBytes is the size from which an input goes to the
-	// upstreams that take URLs as a presigned URL of the store rather than
-	// as a data: URI (default DefaultInputURLMinBytes; negative: never).
-	InputURLMinBytes int64
-	// InputURLBase (the --public-url) and InputURLKey (a secret every
-	// process of the install shares) make gengate-signed input URLs when
-	// the store cannot presign one (local files); either empty: none.
-	InputURLBase string
-	InputURLKey  []byte
+	// InputURLs says when and how inputs go to upstreams as URLs
+	// (inputurl.go).
+	InputURLs InputURLSettings
 	// MaxOutputBytes caps one output file (default DefaultMaxOutputBytes);
 	// a stream over it is cut off and the task fails, refunded.
 	MaxOutputBytes int64
-	// WebhookGuard checks a webhookUrl's host before the task is created
-	// (the same address rule as inputs: internal/fetch.Guard). Nil allows
-	// every host.
-	WebhookGuard func(ctx context.Context, rawURL string) error
 	// Keys, when set, serves API-key authentication from memory, with a
 	// bounded delay before a change made elsewhere is seen (keycache.go);
 	// nil reads the key from the Store on every request.
 	Keys *KeyCache
-	// WebhookBox seals webhook signing secrets at rest; without it no
-	// secret can be made or read (webhook_endpoints.go).
-	WebhookBox *SecretBox
-	// WebhookOverlap is how long a rotated-out signing secret still signs
-	// (default DefaultWebhookOverlap); MaxWebhookEndpoints bounds an
-	// account's endpoints (default DefaultMaxWebhookEndpoints).
-	WebhookOverlap      time.Duration
-	MaxWebhookEndpoints int
+	// Webhooks holds the webhook settings (webhook.go,
+	// webhook_endpoints.go).
+	Webhooks WebhookSettings
 	// Takeovers, when set, counts the claims that took a task over from a
 	// worker whose lease ran out (takeover.go).
 	Takeovers *LeaseTakeovers
+}
+
+// InputURLSettings say when and how an input goes to the upstreams that
+// take URLs as a URL rather than as a data: URI.
+type InputURLSettings struct {
+	// MinBytes is the size from which an input goes as a presigned URL of
+	// the store (default DefaultInputURLMinBytes; negative: never).
+	MinBytes int64
+	// Base (the --public-url) and Key (a secret every process of the
+	// install shares) make gengate-signed input URLs when the store cannot
+	// presign one (local files); either empty: none.
+	Base string
+	Key  []byte
+}
+
+// WebhookSettings are the webhook settings of a Service.
+type WebhookSettings struct {
+	// Guard checks a webhookUrl's host before the task is created (the
+	// same address rule as inputs: internal/fetch.Guard). Nil allows every
+	// host.
+	Guard func(ctx context.Context, rawURL string) error
+	// Box seals webhook signing secrets at rest; without it no secret can
+	// be made or read (webhook_endpoints.go).
+	Box *SecretBox
+	// Overlap is how long a rotated-out signing secret still signs
+	// (default DefaultWebhookOverlap); MaxEndpoints bounds an account's
+	// endpoints (default DefaultMaxWebhookEndpoints).
+	Overlap      time.Duration
+	MaxEndpoints int
 }
 
 // DefaultSyncWait is the spec's synchronous wait, the --sync-wait default.

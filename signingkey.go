@@ -74,7 +74,7 @@ func (s *Service) SignWithKey(ctx context.Context, message []byte) ([]byte, stri
 		return nil, "", Errorf(EInternal, "no signing key")
 	}
 	k := keys[0]
-	seed, err := s.WebhookBox.Open(k.Sealed, SigningKeyOwner(k.ID)...)
+	seed, err := s.Webhooks.Box.Open(k.Sealed, SigningKeyOwner(k.ID)...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -348,12 +348,12 @@ func (v *validator) webhookURL(raw any) string {
 }
 
 // checkWebhookTarget refuses a webhookUrl whose host is not allowed
-// (Service.WebhookGuard), as an INVALID_REQUEST naming the field.
+// (Service.Webhooks.Guard), as an INVALID_REQUEST naming the field.
 func (s *Service) checkWebhookTarget(ctx context.Context, rawURL string) error {
-	if s.WebhookGuard == nil {
+	if s.Webhooks.Guard == nil {
 		return nil
 	}
-	if err := s.WebhookGuard(ctx, rawURL); err != nil {
+	if err := s.Webhooks.Guard(ctx, rawURL); err != nil {
 		msg := ErrorMessage(err)
 		return &Error{Code: EInvalid, Message: "invalid request: " + WebhookURLField + " " + msg,
 			Fields: []FieldError{{Field: WebhookURLField, Code: ErrorCode(err), Message: msg}}}

@@ -116,15 +116,15 @@ func WebhookSecretOwner(accountID, endpointID string) []string {
 }
 
 func (s *Service) box() (*SecretBox, error) {
-	if s.WebhookBox == nil {
+	if s.Webhooks.Box == nil {
 		return nil, Errorf(EInternal, "webhook secrets need a server key (--webhook-key)")
 	}
-	return s.WebhookBox, nil
+	return s.Webhooks.Box, nil
 }
 
 func (s *Service) overlap() time.Duration {
-	if s.WebhookOverlap > 0 {
-		return s.WebhookOverlap
+	if s.Webhooks.Overlap > 0 {
+		return s.Webhooks.Overlap
 	}
 	return DefaultWebhookOverlap
 }
@@ -136,7 +136,7 @@ func (s *Service) WebhookSecret(ctx context.Context, accountID string) (string, 
 	if err != nil {
 		return "", err
 	}
-	return s.WebhookBox.Open(keys.Secret, WebhookSecretOwner(accountID, "")...)
+	return s.Webhooks.Box.Open(keys.Secret, WebhookSecretOwner(accountID, "")...)
 }
 
 func (s *Service) accountKeys(ctx context.Context, accountID string) (WebhookKeys, error) {
@@ -180,8 +180,8 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, accountID, rawURL s
 	if err != nil {
 		return "", nil, err
 	}
-	if s.WebhookGuard != nil {
-		if err := s.WebhookGuard(ctx, rawURL); err != nil {
+	if s.Webhooks.Guard != nil {
+		if err := s.Webhooks.Guard(ctx, rawURL); err != nil {
 			return "", nil, fieldError("url", ErrorCode(err), ErrorMessage(err))
 		}
 	}
@@ -189,7 +189,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, accountID, rawURL s
 	if err != nil {
 		return "", nil, err
 	}
-	max := s.MaxWebhookEndpoints
+	max := s.Webhooks.MaxEndpoints
 	if max <= 0 {
 		max = DefaultMaxWebhookEndpoints
 	}

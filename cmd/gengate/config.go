@@ -117,7 +117,7 @@ type Config struct {
 	// OutputDownloadTimeout bounds one whole output download from a
 	// provider into storage (upstream.Config.DownloadTimeout).
 	OutputDownloadTimeout time.Duration
-	// InputURLMinBytes is gengate.Service.InputURLMinBytes.
+	// InputURLMinBytes is gengate.Service.InputURLs.MinBytes.
 	InputURLMinBytes int64
 	// MaxCPUJobs caps the builtin engine's jobs in flight per process.
 	MaxCPUJobs int

@@ -30,6 +30,6 @@ func inputURLSigning(svc *gengate.Service, blobs blob.Store, cfg *Config, provid
 	if err != nil {
 		return err
 	}
-	svc.InputURLBase, svc.InputURLKey = cfg.PublicURL, key
+	svc.InputURLs.Base, svc.InputURLs.Key = cfg.PublicURL, key
 	return nil
 }

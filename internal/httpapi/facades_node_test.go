@@ -84,7 +84,7 @@ func runNode(t *testing.T, dir, script string, env map[string]string, out any) {
 func TestNodeClients(t *testing.T) {
 	dir := nodeClients(t)
 	s := newStack(t, stackOpts{})
-	s.svc.WebhookGuard = fetch.TargetGuard(true)
+	s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 	s.startWebhooks([]time.Duration{10 * time.Millisecond})
 	hook := newReceiver(t)
 	acct, key := s.account(100)

@@ -124,7 +124,7 @@ func TestFalWebhook(t *testing.T) {
 		up := faltest.New(t)
 		s := newStack(t, stackOpts{dialect: dialect, allowPrivate: true, reviewTerms: []string{"hold me"}, engines: map[string]gengate.Engine{
 			"fal": fal.New(fal.Config{APIKey: up.Key(), BaseURL: up.URL(), AllowPrivateOutputs: true})}})
-		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 		s.startWebhooks([]time.Duration{10 * time.Millisecond})
 		acct, key := s.account(1000)
 		ctx := context.Background()

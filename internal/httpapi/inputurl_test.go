@@ -19,7 +19,7 @@ import (
 func TestSignedInputURL(t *testing.T) {
 	s := newStack(t, stackOpts{})
 	key := bytes.Repeat([]byte{7}, 32)
-	s.svc.InputURLKey = key
+	s.svc.InputURLs.Key = key
 	pic := testPNG(t, 8, 8)
 	if err := s.svc.Blobs.Put(context.Background(), "inputs/task1/imageUrl", pic, "image/png"); err != nil {
 		t.Fatal(err)

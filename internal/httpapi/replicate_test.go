@@ -339,7 +339,7 @@ func TestReplicateWebhook(t *testing.T) {
 		up.SetPolls(5) // logs at 25, 50, 75, 100 %, each poll after a doubling wait (0.25 s, 0.5 s, 1 s...)
 		s := newStack(t, stackOpts{dialect: dialect, allowPrivate: true, engines: map[string]gengate.Engine{
 			"replicate": rep.New(rep.Config{APIKey: up.Key(), BaseURL: up.URL(), AllowPrivateOutputs: true})}})
-		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 		s.startWebhooksTimeout([]time.Duration{10 * time.Millisecond}, time.Minute)
 		acct, key := s.account(1000)
 		c := s.replicateClient(key)

@@ -121,8 +121,8 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		Owner:       "test-" + t.Name(),
 		Lease:       5 * time.Second,
 		// Keys served from memory, as gengate serve does.
-		Keys:       gengate.NewKeyCache(store, o.keyRefresh, 0),
-		WebhookBox: testWebhookBox,
+		Keys:     gengate.NewKeyCache(store, o.keyRefresh, 0),
+		Webhooks: gengate.WebhookSettings{Box: testWebhookBox},
 	}
 	{
 		ctx, cancel := context.WithCancel(context.Background())

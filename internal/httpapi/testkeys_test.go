@@ -21,7 +21,7 @@ func TestTestKeys(t *testing.T) {
 		f := faltest.New(t)
 		s := newStack(t, stackOpts{dialect: dialect, allowPrivate: true, engines: map[string]gengate.Engine{
 			"fal": fal.New(fal.Config{APIKey: f.Key(), BaseURL: f.URL(), AllowPrivateOutputs: true})}})
-		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 		s.startWebhooks(nil)
 		h := s.holder(5, false)
 		k := s.do(call{Method: "POST", Path: "/api/v1/keys", Key: h.key, Body: map[string]any{"name": "ci", "test": true}})

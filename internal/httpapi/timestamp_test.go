@@ -17,7 +17,7 @@ import (
 // form are among them, and that the check sees a wrong form.
 func TestTimestampsOneForm(t *testing.T) {
 	s := newStack(t, stackOpts{})
-	s.svc.WebhookGuard = fetch.TargetGuard(true)
+	s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 	h := s.holder(100, false)
 	rcv := newReceiver(t)
 	r := s.do(call{Method: "POST", Path: "/api/v1/webhooks", Key: h.key, Body: map[string]any{"url": rcv.URL,

@@ -33,7 +33,7 @@ func verifiesWith(t *testing.T, secret string, d delivery) bool {
 func TestWebhookEndpoints(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newStack(t, stackOpts{dialect: dialect})
-		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 		s.startWebhooks(nil)
 		h, other := s.holder(100, false), s.holder(100, false)
 		rcv, rcv2 := newReceiver(t), newReceiver(t)
@@ -146,8 +146,8 @@ func TestWebhookEndpoints(t *testing.T) {
 func TestWebhookEndpointRefusals(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
-		s.svc.WebhookGuard = fetch.TargetGuard(false)
-		s.svc.MaxWebhookEndpoints = 1
+		s.svc.Webhooks.Guard = fetch.TargetGuard(false)
+		s.svc.Webhooks.MaxEndpoints = 1
 		h := s.holder(100, false)
 		for _, c := range []struct {
 			body        map[string]any
@@ -175,7 +175,7 @@ func TestWebhookEndpointRefusals(t *testing.T) {
 		}
 		// The limit (an example.com target needs DNS: allow it through a
 		// guard that passes everything for this part).
-		s.svc.WebhookGuard = nil
+		s.svc.Webhooks.Guard = nil
 		wantStatus(t, s.do(call{Method: "POST", Path: "/api/v1/webhooks", Key: h.key, Body: map[string]any{"url": "https://example.com/a"}}), http.StatusCreated)
 		wantProblem(t, s.do(call{Method: "POST", Path: "/api/v1/webhooks", Key: h.key, Body: map[string]any{"url": "https://example.com/b"}}),
 			http.StatusConflict, gengate.EConflict)

@@ -78,7 +78,7 @@ func (s *stack) startWebhooksWith(cfg webhook.Config, timeout time.Duration) {
 func TestWebhookFairness(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newStack(t, stackOpts{dialect: dialect})
-		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 		pit := newTarpit(t) // before the loop: its cleanup runs after the loop's
 		const workers, share = 4, 2
 		s.startWebhooksWith(webhook.Config{Workers: workers, AccountWorkers: share}, time.Minute)

@@ -160,7 +160,7 @@ func verified(t *testing.T, secret string, d delivery) map[string]any {
 func TestWebhookDelivered(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newStack(t, stackOpts{dialect: dialect, allowPrivate: true})
-		s.svc.WebhookGuard = fetch.TargetGuard(true)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(true)
 		s.startWebhooks(nil)
 		h := s.holder(100, false)
 		rcv := newReceiver(t)
@@ -261,7 +261,7 @@ func TestWebhookRetried(t *testing.T) {
 func TestWebhookTargetRefused(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newStack(t, stackOpts{dialect: dialect, noWorkers: true})
-		s.svc.WebhookGuard = fetch.TargetGuard(false)
+		s.svc.Webhooks.Guard = fetch.TargetGuard(false)
 		h := s.holder(100, false)
 		for u, code := range map[string]string{
 			"http://127.0.0.1:9/hook": gengate.InputNotAllowed, "http://[::1]/x": gengate.InputNotAllowed,
