@@ -41,6 +41,16 @@ func pageLimit(r *http.Request) (int, error) {
 	return n, nil
 }
 
+// pageQuery reads the ?limit= and ?cursor= of a list paged by creation
+// (a task cursor, "t:<created ms>:<id>").
+func pageQuery(r *http.Request) (limit int, after gengate.TaskCursor, err error) {
+	if limit, err = pageLimit(r); err != nil {
+		return 0, gengate.TaskCursor{}, err
+	}
+	after, err = readTaskCursor(r)
+	return limit, after, err
+}
+
 // Cursors are opaque to clients: base64url of a kind letter and the
 // position ("l:<ledger id>", "t:<created ms>:<id>").
 func encodeCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }

@@ -48,11 +48,7 @@ func (a *api) operator(next http.Handler) http.Handler {
 
 func (a *api) handleAdminAccounts() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r)
-		var after gengate.TaskCursor
-		if err == nil {
-			after, err = readTaskCursor(r)
-		}
+		limit, after, err := pageQuery(r)
 		q := strings.TrimSpace(r.URL.Query().Get("q"))
 		if err == nil && len(q) > 200 {
 			err = badField("q", "is too long")
@@ -198,11 +194,7 @@ func (a *api) handleAdminLink() http.Handler {
 
 func (a *api) handleAdminReview() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r)
-		var after gengate.TaskCursor
-		if err == nil {
-			after, err = readTaskCursor(r)
-		}
+		limit, after, err := pageQuery(r)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return

@@ -36,11 +36,7 @@ func keyBody(k *gengate.APIKey, now time.Time) map[string]any {
 // keyPage reads a page of the account's keys: limit (default 50, at most
 // 200) and cursor, like the other lists.
 func (a *api) keyPage(r *http.Request, accountID string) (map[string]any, error) {
-	limit, err := pageLimit(r)
-	var after gengate.TaskCursor
-	if err == nil {
-		after, err = readTaskCursor(r)
-	}
+	limit, after, err := pageQuery(r)
 	if err != nil {
 		return nil, err
 	}

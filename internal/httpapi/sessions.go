@@ -23,11 +23,7 @@ func sessionRecord(s *gengate.Session, current bool) map[string]any {
 // making the request.
 func (a *api) handleSessions() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r)
-		var after gengate.TaskCursor
-		if err == nil {
-			after, err = readTaskCursor(r)
-		}
+		limit, after, err := pageQuery(r)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return

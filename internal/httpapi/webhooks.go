@@ -231,12 +231,7 @@ func (a *api) handleRotateWebhookSecret(account bool) http.Handler {
 // endpoint's delivery attempts, newest first, a page at a time.
 func (a *api) handleWebhookAttempts() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r)
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		c, err := readTaskCursor(r)
+		limit, c, err := pageQuery(r)
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return
