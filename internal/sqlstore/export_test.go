@@ -23,17 +23,32 @@ import (
 func (s *DB) MarkSubmittingPlan(ctx context.Context) (string, error) {
 	q := s.markSubmitting()
 	args := []any{`["a","b"]`, "tok"}
-	prefix := "EXPLAIN QUERY PLAN "
-	rows, err := s.db.QueryContext(ctx, prefix+q, args...)
+	return s.sqlitePlan(ctx, q, args...)
+}
+
+// sqlitePlan returns SQLite's plan of the query (EXPLAIN QUERY PLAN), one
+// line per plan node.
+func (s *DB) sqlitePlan(ctx context.Context, q string, args ...any) (string, error) {
+	lines, err := s.explainColumn(ctx, "EXPLAIN QUERY PLAN "+q, args, -1)
+	return strings.Join(lines, "\n"), err
+}
+
+// explainColumn runs an EXPLAIN statement and returns one column of its
+// rows, as text: column col, or the last one when col is negative.
+func (s *DB) explainColumn(ctx context.Context, q string, args []any, col int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var lines []string
+	if col < 0 {
+		col = len(cols) - 1
+	}
+	var out []string
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -41,11 +56,11 @@ func (s *DB) MarkSubmittingPlan(ctx context.Context) (string, error) {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return "", err
+			return nil, err
 		}
-		lines = append(lines, fmt.Sprint(vals[len(vals)-1]))
+		out = append(out, fmt.Sprint(vals[col]))
 	}
-	return strings.Join(lines, "\n"), rows.Err()
+	return out, rows.Err()
 }
 
 // ClaimPlan returns the database's plan of the due-task claim, one line
@@ -244,22 +259,11 @@ func (s *DB) StatusPlans(ctx context.Context, statuses ...gengate.Status) (map[s
 	}
 	plans := map[string]string{}
 	for name, q := range queries {
-		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q[0].(string), q[1:]...)
+		plan, err := s.sqlitePlan(ctx, q[0].(string), q[1:]...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		var lines []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			lines = append(lines, detail)
-		}
-		rows.Close()
-		plans[name] = strings.Join(lines, "\n")
+		plans[name] = plan
 	}
 	return plans, nil
 }
@@ -267,21 +271,7 @@ func (s *DB) StatusPlans(ctx context.Context, statuses ...gengate.Status) (map[s
 // ClearTokensPlan returns SQLite's plan of Open's query of the table's
 // rows whose file token is in clear (filetokens.go).
 func (s *DB) ClearTokensPlan(ctx context.Context, table string) (string, error) {
-	var lines []string
-	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+clearTokensQuery(table))
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			return "", err
-		}
-		lines = append(lines, detail)
-	}
-	return strings.Join(lines, "\n"), rows.Err()
+	return s.sqlitePlan(ctx, clearTokensQuery(table))
 }
 
 // CloseReaders closes SQLite's read pool, so that every read fails.
@@ -448,23 +438,5 @@ func (s *DB) Opcodes(ctx context.Context, query string) ([]string, error) {
 			n = k
 		}
 	}
-	rows, err := s.db.QueryContext(ctx, "EXPLAIN "+query, make([]any, n)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var ops []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		ops = append(ops, fmt.Sprint(vals[1]))
-	}
-	return ops, rows.Err()
+	return s.explainColumn(ctx, "EXPLAIN "+query, make([]any, n), 1) // the opcode
 }
