@@ -80,14 +80,7 @@ func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request
 			return o, err
 		}
 	}
-	var route Route
-	cost := 0
-	if key.Test { // testkeys.go: the sandbox, nothing charged
-		route, err = s.testRoute(req)
-	} else {
-		route, err = s.chooseRoute(req)
-		cost = req.Model.Quote(req.Options)
-	}
+	route, cost, err := s.routeAndCost(key, req)
 	if err != nil {
 		return nil, err
 	}

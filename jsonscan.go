@@ -113,6 +113,26 @@ func (s *jsonScanner) expect(want byte) error {
 	return err
 }
 
+// bodyObject checks that a request body is a JSON object before its
+// object is read: a body that is valid JSON but not an object is refused
+// as "not an object", and what is not JSON at all by its syntax error.
+func (s *jsonScanner) bodyObject() error {
+	first, err := s.next()
+	if err != nil {
+		return err
+	}
+	if first == '{' {
+		return nil
+	}
+	if _, err := s.skip(0); err != nil {
+		return err
+	}
+	if err := s.end(); err != nil {
+		return err
+	}
+	return Errorf(EInvalid, "request body must be a JSON object")
+}
+
 // object reads an object, calling member with each name (valid until the
 // next read) and leaving it to read the value.
 func (s *jsonScanner) object(depth int, member func(name []byte) error) error {

@@ -21,21 +21,11 @@ import (
 func DecodeJSONObject(r io.Reader, keep func(parent, name string) bool) (map[string]any, error) {
 	s := newJSONScanner(r)
 	defer s.release()
-	first, err := s.next()
-	if err != nil {
+	if err := s.bodyObject(); err != nil {
 		return nil, err
 	}
-	if first != '{' {
-		if _, err := s.skip(0); err != nil {
-			return nil, err
-		}
-		if err := s.end(); err != nil {
-			return nil, err
-		}
-		return nil, Errorf(EInvalid, "request body must be a JSON object")
-	}
 	out := map[string]any{}
-	err = s.object(0, func(name []byte) error {
+	err := s.object(0, func(name []byte) error {
 		if keep != nil && !keep("", string(name)) {
 			_, err := s.skip(1)
 			return err

@@ -31,14 +31,7 @@ func (s *Service) QuoteFrom(ctx context.Context, key *APIKey, body io.Reader) (*
 	if err != nil {
 		return nil, err
 	}
-	var route Route
-	cost := 0
-	if key.Test {
-		route, err = s.testRoute(req)
-	} else {
-		route, err = s.chooseRoute(req)
-		cost = req.Model.Quote(req.Options)
-	}
+	route, cost, err := s.routeAndCost(key, req)
 	if err != nil {
 		return nil, err
 	}

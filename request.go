@@ -349,21 +349,10 @@ func (c *Catalog) decodeBody(r io.Reader) (*body, error) {
 	s := newJSONScanner(r)
 	defer s.release()
 	b := &body{top: map[string]any{}}
-	first, err := s.next()
-	if err != nil {
+	if err := s.bodyObject(); err != nil {
 		return nil, err
 	}
-	if first != '{' {
-		// Say "not JSON" rather than "not an object" for what is not JSON.
-		if _, err := s.skip(0); err != nil {
-			return nil, err
-		}
-		if err := s.end(); err != nil {
-			return nil, err
-		}
-		return nil, Errorf(EInvalid, "request body must be a JSON object")
-	}
-	err = s.object(0, func(name []byte) error {
+	err := s.object(0, func(name []byte) error {
 		switch {
 		case string(name) == "inputs":
 			return c.decodeInputs(s, b)

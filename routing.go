@@ -106,3 +106,19 @@ func (s *Service) nextRoute(ctx context.Context, t *Task) (Route, bool) {
 	}
 	return Route{}, false
 }
+
+// routeAndCost is the route a request runs on and what it costs the key:
+// a test key's runs on the sandbox and costs nothing (testkeys.go);
+// another's runs on the model's first route that can do it, at the
+// model's price.
+func (s *Service) routeAndCost(key *APIKey, req *Request) (Route, int, error) {
+	if key.Test {
+		route, err := s.testRoute(req)
+		return route, 0, err
+	}
+	route, err := s.chooseRoute(req)
+	if err != nil {
+		return Route{}, 0, err
+	}
+	return route, req.Model.Quote(req.Options), nil
+}
