@@ -29,22 +29,12 @@ func ReadOrCreate(path string, fresh func() ([]byte, error)) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*") // 0600
+	tmp, err := writeTemp(path, content)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(content)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
 	return os.ReadFile(path)
@@ -55,22 +45,12 @@ func ReadOrCreate(path string, fresh func() ([]byte, error)) ([]byte, error) {
 // synced, so a crash leaves the old file or the new one, never a mix.
 func Replace(path string, content []byte) error {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*") // 0600
+	tmp, err := writeTemp(path, content)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(content)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
 	d, err := os.Open(dir)
@@ -79,4 +59,26 @@ func Replace(path string, content []byte) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// writeTemp writes content to a new temporary file beside path (0600)
+// and syncs it; it returns the file's name, which the caller removes (a
+// no-op once it is renamed).
+func writeTemp(path string, content []byte) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*") // 0600
+	if err != nil {
+		return "", err
+	}
+	_, err = tmp.Write(content)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
 }
