@@ -38,6 +38,17 @@ func (e *Engine) priceOf(ctx context.Context, endpoint string) (price, bool) {
 	if ok {
 		return p, true
 	}
+	prices, err := e.readPrices(ctx, []string{endpoint})
+	if err != nil {
+		return price{}, false
+	}
+	p, ok = prices[endpoint]
+	return p, ok
+}
+
+// readPrices reads the list prices of the endpoints from fal's pricing
+// API and keeps them; endpoints fal gives no price for are left out.
+func (e *Engine) readPrices(ctx context.Context, endpoints []string) (map[string]price, error) {
 	var ans struct {
 		Prices []struct {
 			EndpointID string  `json:"endpoint_id"`
@@ -46,18 +57,17 @@ func (e *Engine) priceOf(ctx context.Context, endpoint string) (price, bool) {
 			Currency   string  `json:"currency"`
 		} `json:"prices"`
 	}
-	q := url.Values{"endpoint_id": {endpoint}}
-	if e.platform.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: "/v1/models/pricing?" + q.Encode()}, &ans) != nil {
-		return price{}, false
+	q := url.Values{"endpoint_id": endpoints}
+	if err := e.platform.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: "/v1/models/pricing?" + q.Encode()}, &ans); err != nil {
+		return nil, err
 	}
+	out := make(map[string]price, len(ans.Prices))
 	for _, a := range ans.Prices {
-		if a.EndpointID == endpoint {
-			p = price{a.UnitPrice, a.Unit, a.Currency}
-			e.keepPrice(endpoint, p)
-			return p, true
-		}
+		p := price{a.UnitPrice, a.Unit, a.Currency}
+		e.keepPrice(a.EndpointID, p)
+		out[a.EndpointID] = p
 	}
-	return price{}, false
+	return out, nil
 }
 
 // cost prices a completed request: fal bills the output by the unit its

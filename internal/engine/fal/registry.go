@@ -56,20 +56,11 @@ func (e *Engine) CheckRegistry(ctx context.Context, ids []string) (map[string]ge
 			}
 			out[m.EndpointID] = st
 		}
-		var prices struct {
-			Prices []struct {
-				EndpointID string  `json:"endpoint_id"`
-				UnitPrice  float64 `json:"unit_price"`
-				Unit       string  `json:"unit"`
-				Currency   string  `json:"currency"`
-			} `json:"prices"`
-		}
-		if e.platform.Poll(ctx, upstream.Request{Method: http.MethodGet, Path: "/v1/models/pricing?" + q.Encode()}, &prices) == nil {
-			for _, p := range prices.Prices {
-				e.keepPrice(p.EndpointID, price{p.UnitPrice, p.Unit, p.Currency})
-				if st, ok := out[p.EndpointID]; ok {
-					st.Price = fmt.Sprintf("%s %s/%s", strconv.FormatFloat(p.UnitPrice, 'f', -1, 64), p.Currency, p.Unit)
-					out[p.EndpointID] = st
+		if prices, err := e.readPrices(ctx, batch); err == nil {
+			for id, p := range prices {
+				if st, ok := out[id]; ok {
+					st.Price = fmt.Sprintf("%s %s/%s", strconv.FormatFloat(p.unitPrice, 'f', -1, 64), p.currency, p.unit)
+					out[id] = st
 				}
 			}
 		}
