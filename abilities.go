@@ -15,7 +15,7 @@ import (
 // fails the build instead of silently turning the ability off; a wrapper
 // around an adapter hides every ability it does not forward itself.
 //
-// Store: StepClaimer, ProgressStore, UploadStore, CostStore, SigningKeyStore.
+// Store: StepClaimer, LeasedCreator, ProgressStore, UploadStore, CostStore, SigningKeyStore.
 // Blobs: Presigner, BlobLister, PartialSweeper.
 // Fetcher: InputChecker.
 // Engine: Validator, Admitter, IdempotentSubmitter, Finder, Canceler,
@@ -35,6 +35,18 @@ import (
 // its checkpoint itself, and no prediction sends start.
 type StepClaimer interface {
 	ClaimSteps(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Task, error)
+}
+
+// LeasedCreator is an optional Store ability: when CreatesLeased reports
+// true, CreateTask of a task with a LeaseToken writes the task already
+// claimed, in its one row: the status given (submitting, the checkpoint
+// before a submit), LeaseToken, LeaseUntil and Attempts, as ClaimSteps
+// would have written them. The service then hands a new task straight to
+// a free step slot of its own process (handoff.go) instead of leaving it
+// queued for a claim: one write and one read less per task. Without it
+// (or when it reports false) every task is created queued.
+type LeasedCreator interface {
+	CreatesLeased() bool
 }
 
 // ProgressStore is an optional Store ability: it keeps the latest Report

@@ -135,7 +135,13 @@ func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request
 			return nil, err
 		}
 	}
-	res, err := s.Store.CreateTask(ctx, t)
+	// With a free step slot the task is created claimed and handed to
+	// it (handoff.go).
+	stored, handoff := t, s.claimAtCreation(t)
+	if handoff {
+		stored = s.claimed(t)
+	}
+	res, err := s.Store.CreateTask(ctx, stored)
 	if err != nil && ErrorCode(err) == EInternal {
 		// The commit's fate is unknown to an error of the database (the
 		// connection lost as it answered): a task that exists was
@@ -146,6 +152,15 @@ func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request
 			if acct, aerr := s.Store.FindAccount(ctx, t.AccountID); aerr == nil {
 				res.Balance = acct.Balance
 			}
+		}
+	}
+	handedOver := false
+	if handoff {
+		made := err == nil && !res.Existing && res.Task != nil && res.Task.ID == t.ID
+		s.handOver(stored, made)
+		handedOver = made
+		if made && res.Task == stored {
+			res.Task = t // answered as created: queued, nothing sent upstream yet
 		}
 	}
 	if err != nil || res.Existing {
@@ -165,7 +180,9 @@ func (s *Service) GenerateRequest(ctx context.Context, key *APIKey, req *Request
 	}
 	LogInfo(ctx, s.log(), "task created", slog.String("jobId", t.ID), slog.String("model", t.ModelID), slog.Int("cost", t.Cost),
 		slog.String("status", string(t.Status)))
-	s.Events.Kick()
+	if !handedOver { // the workers need not look for a task already in a slot
+		s.Events.Kick()
+	}
 	return &Outcome{Task: res.Task, Balance: res.Balance}, nil
 }
 

@@ -45,6 +45,10 @@ type Service struct {
 	// a claimed step may run before another worker may take the task over.
 	Owner string
 	Lease time.Duration
+	// Handoff, when set, is this process's step slots: a new task that
+	// finds one free is created already claimed and handed to it
+	// (handoff.go); nil: every task is created queued for a claim.
+	Handoff Handoff
 	// Retention is how long task records and idempotency keys are kept
 	// after a task completes.
 	Retention time.Duration

@@ -87,6 +87,10 @@ type Task struct {
 	// LeaseToken identifies the claim this process holds on the task; the
 	// store refuses writes from a claim that has been superseded.
 	LeaseToken string
+	// LeaseUntil is when the lease of a task created already claimed
+	// (Handoff) runs out; the store writes it with the task's row. Zero
+	// otherwise: a claim's lease is the store's to write.
+	LeaseUntil time.Time
 	// Attempts counts the claims of the task since its last step that made
 	// progress; it bounds retries of a step that keeps failing.
 	Attempts int

@@ -264,7 +264,13 @@ func TestReplicateCrashDuringReplication(t *testing.T) {
 	p := startProcessEnv(t, env, args...)
 	key := p.key
 
-	// Charges keep arriving while the server is killed.
+	// Charges keep arriving while the server is killed: enough credits
+	// for them to go on until then (the first start's balance went in
+	// under a second on a fast server, before the replica had taken eight
+	// transactions, and the writes after the crash were refused).
+	if out, errOut, err := runGengate(t, env, "credits", "grant", "--account", p.account, "--credits", "1000000", "--data", dir); err != nil {
+		t.Fatalf("credits grant: %v\n%s%s", err, out, errOut)
+	}
 	var wg sync.WaitGroup
 	ctx, stop := context.WithCancel(context.Background())
 	for c := range 4 {

@@ -258,10 +258,14 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 			defer wg.Done()
 			heartbeat(ctx, store, svc.Owner, cfg.Role, cfg.WorkerStale, log)
 		}()
+		// A task created in this process goes straight to a free step slot
+		// (gengate's handoff.go); set before the listeners start.
+		handoff := &worker.Handoff{}
+		svc.Handoff = handoff
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Grace: cfg.ShutdownGrace}, log)
+			worker.Run(ctx, svc, events, worker.Config{Concurrency: cfg.Workers, Grace: cfg.ShutdownGrace, Handoff: handoff}, log)
 		}()
 		wg.Add(1)
 		webhookLease := cfg.WebhookLease

@@ -68,9 +68,13 @@ func newGroupCreate(t *gengate.Task, options, inputs, route, inputURLs string) *
 // taskInsertArgs is a new task's row for the columns of the tasks INSERT
 // (CreateTask's and taskInserts'), in their order.
 func taskInsertArgs(t *gengate.Task, options, inputs, route, inputURLs string) []any {
+	var leaseUntil int64
+	if t.LeaseToken != "" { // created already claimed (gengate.Handoff)
+		leaseUntil = ms(t.LeaseUntil)
+	}
 	return []any{t.ID, t.AccountID, t.ModelID, t.Type, t.Status, t.Prompt, options, inputs, t.Cost,
 		nullable(t.IdempotencyKey), t.Fingerprint, t.Engine, t.ReviewReason, ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt),
-		route, t.KeyID, inputURLs}
+		route, t.KeyID, inputURLs, t.LeaseToken, leaseUntil, t.Attempts}
 }
 
 // A group's rows go in multi-row INSERTs of exactSizes rows or fewer, one
@@ -254,7 +258,7 @@ func chunk(n int) int {
 }
 
 const (
-	taskInsertCols   = 19
+	taskInsertCols   = 22
 	ledgerInsertCols = 6
 )
 
@@ -267,7 +271,8 @@ var taskInserts, ledgerInserts = func() (tasks, ledger map[int]string) {
 			continue
 		}
 		tasks[n] = `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
-			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls) VALUES ` +
+			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls,
+			lease_token, lease_until, attempts) VALUES ` +
 			rows(n, taskInsertCols)
 		ledger[n] = `INSERT INTO ledger (account_id, task_id, kind, amount, note, created_at) VALUES ` + rows(n, ledgerInsertCols)
 	}

@@ -73,10 +73,10 @@ func (s *DB) ClaimPlan(ctx context.Context, now time.Time, generic bool) (string
 }
 
 // ClaimStepsPlan is ClaimPlan for ClaimSteps: on PostgreSQL the plan of
-// gengate_claim_steps_start, which also moves the claimed queued tasks to
+// gengate_claim_steps_plan, which also moves the claimed queued tasks to
 // submitting; on SQLite the plan of the claim, which is ClaimTasks'.
 func (s *DB) ClaimStepsPlan(ctx context.Context, now time.Time, generic bool) (string, error) {
-	return s.claimPlanOf(ctx, "gengate_claim_steps_start", now, generic)
+	return s.claimPlanOf(ctx, "gengate_claim_steps_plan", now, generic)
 }
 
 func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic bool) (string, error) {
@@ -100,6 +100,11 @@ func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic 
 		}
 		defer conn.ExecContext(ctx, `DEALLOCATE claim_plan`)
 		defer conn.ExecContext(ctx, `RESET ALL`)
+		// A PL/pgSQL body is one RETURN QUERY: its query is the plan.
+		if q, ok := strings.CutPrefix(strings.TrimSpace(body), "BEGIN\nRETURN QUERY\n"); ok {
+			body = strings.TrimSuffix(strings.TrimSpace(q), "END;")
+			body = strings.TrimSuffix(strings.TrimSpace(body), ";")
+		}
 		for i, p := range []string{"p_token", "p_until", "p_now", "p_limit"} {
 			body = strings.ReplaceAll(body, p, fmt.Sprintf("$%d", i+1))
 		}

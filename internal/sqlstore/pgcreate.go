@@ -73,8 +73,10 @@ func WithBatchWait(d time.Duration) Option {
 	return func(o *options) { o.batchWait = min(max(d, 0), MaxBatchWait) }
 }
 
+// createTasksSQL calls the form of gengate_create_tasks that writes a
+// task's lease with its row (migration 00041: gengate.LeasedCreator).
 const createTasksSQL = `SELECT item, balance FROM gengate_create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`
 
 type createJob struct {
 	ctx             context.Context
@@ -136,6 +138,7 @@ func (c *pgCreator) send(batch []*createJob) {
 		routes, keyIDs, inputURLs                       = make([]string, n), make([]string, n), make([]string, n)
 		keys                                            = make([]*string, n)
 		costs, runAt, created, updated, days            = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		leaseTokens, leaseUntil, attempts               = make([]string, n), make([]int64, n), make([]int32, n)
 	)
 	for i, j := range live {
 		t := j.t
@@ -146,6 +149,9 @@ func (c *pgCreator) send(batch []*createJob) {
 			keys[i] = &t.IdempotencyKey
 		}
 		costs[i], runAt[i], created[i], updated[i], days[i] = int64(t.Cost), ms(t.RunAt), ms(t.CreatedAt), ms(t.UpdatedAt), gengate.UTCDay(t.CreatedAt)
+		if t.LeaseToken != "" { // created claimed (gengate's handoff.go)
+			leaseTokens[i], leaseUntil[i], attempts[i] = t.LeaseToken, ms(t.LeaseUntil), int32(t.Attempts)
+		}
 	}
 	c.batches.Add(1)
 	c.items.Add(int64(n))
@@ -159,7 +165,8 @@ func (c *pgCreator) send(batch []*createJob) {
 	defer cancel()
 	err := func() error {
 		rows, err := c.db.QueryContext(ctx, createTasksSQL, ids, accounts, models, types, statuses, prompts,
-			options, inputs, costs, keys, fingerprints, engines, reviews, runAt, created, updated, routes, keyIDs, inputURLs, days)
+			options, inputs, costs, keys, fingerprints, engines, reviews, runAt, created, updated, routes, keyIDs, inputURLs, days,
+			leaseTokens, leaseUntil, attempts)
 		if err != nil {
 			return err
 		}
@@ -191,8 +198,10 @@ func (c *pgCreator) send(batch []*createJob) {
 		}
 		return
 	}
+	// The workers of every process are told of queued tasks; a task
+	// created claimed is already its own process's.
 	for _, j := range live {
-		if j.plain {
+		if j.plain && j.t.LeaseToken == "" {
 			c.notify()
 			break
 		}

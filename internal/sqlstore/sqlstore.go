@@ -63,6 +63,7 @@ var (
 	_ gengate.Store = (*DB)(nil)
 
 	_ gengate.StepClaimer   = (*DB)(nil)
+	_ gengate.LeasedCreator = (*DB)(nil)
 	_ gengate.ProgressStore = (*DB)(nil)
 )
 

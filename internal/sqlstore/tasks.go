@@ -36,7 +36,7 @@ const (
 const tasksIsActive = `(tasks.status = 'queued' OR tasks.status = 'submitting' OR tasks.status = 'running')`
 
 // stepClaimColumns are taskColumns of the composite t that
-// gengate_claim_steps_start returns, then its prev_lease.
+// gengate_claim_steps_plan returns, then its prev_lease and prev_status.
 var stepClaimColumns = func() string {
 	cols := strings.Split(strings.ReplaceAll(taskColumns, "\n\t", " "), ", ")
 	for i, c := range cols {
@@ -50,18 +50,18 @@ var stepClaimColumns = func() string {
 			cols[i] = "(t)." + c
 		}
 	}
-	return strings.Join(cols, ", ") + ", prev_lease"
+	return strings.Join(cols, ", ") + ", prev_lease, prev_status"
 }()
 
-// withLast is a scanner that scans one more column, the last, into last.
-func withLast(row scanner, last *string) scanner { return lastScanner{row, last} }
+// withLast is a scanner that scans more columns, the last ones, into last.
+func withLast(row scanner, last ...any) scanner { return lastScanner{row, last} }
 
 type lastScanner struct {
 	row  scanner
-	last *string
+	last []any
 }
 
-func (l lastScanner) Scan(dest ...any) error { return l.row.Scan(append(dest, l.last)...) }
+func (l lastScanner) Scan(dest ...any) error { return l.row.Scan(append(dest, l.last...)...) }
 
 type scanner interface{ Scan(...any) error }
 
@@ -219,6 +219,12 @@ func boolInt(b bool) int {
 
 // CreateTask debits the cost and inserts the task, or returns the task the
 // idempotency key already names; see gengate.Store.
+// CreatesLeased reports that CreateTask writes a task's lease with its row
+// (gengate.LeasedCreator): every creation writes the columns of
+// taskInsertArgs, and PostgreSQL's batch function takes them too
+// (migration 00041).
+func (s *DB) CreatesLeased() bool { return true }
+
 func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateResult, error) {
 	var res gengate.CreateResult
 	options, err := encodeOptions(t.Options)
@@ -299,8 +305,9 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
-			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls,
+			lease_token, lease_until, attempts)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 			taskInsertArgs(t, options, string(inputs), route, inputURLs)...)
 		if err != nil {
 			return err
@@ -334,7 +341,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	} else {
 		err = s.tx(ctx, alone)
 	}
-	if err == nil && s.work != nil {
+	if err == nil && s.work != nil && t.LeaseToken == "" { // a task created claimed is its process's already
 		s.work.wake()
 	}
 	if err != nil && t.IdempotencyKey != "" && isUnique(err) {
@@ -533,10 +540,11 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 	query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
 	if checkpoint {
 		// The claim and the checkpoint in one statement, which returns
-		// the rows with the status they had before (migration 00031) and
-		// the lease each held (00035), and writes the start events of
-		// the predictions it moves out of queued (00036).
-		query = `SELECT ` + stepClaimColumns + ` FROM gengate_claim_steps_start($1, $2, $3, $4)`
+		// the rows with the status (migration 00031) and the lease
+		// (00035) each had before, and writes the start events of the
+		// predictions it moves out of queued (00036); PL/pgSQL, so its
+		// plan is kept for the session (00041).
+		query = `SELECT ` + stepClaimColumns + ` FROM gengate_claim_steps_plan($1, $2, $3, $4)`
 	}
 	var raw []taskRow
 	var prev []string
@@ -548,11 +556,12 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var p string
+			var p, status string
 			var r taskRow
 			var err error
 			if checkpoint {
-				r, err = scanTaskRow(withLast(rows, &p))
+				r, err = scanTaskRow(withLast(rows, &p, &status))
+				r.t.Status = gengate.Status(status)
 			} else {
 				r, err = scanTaskRow(rows)
 			}

@@ -39,6 +39,9 @@ type Config struct {
 	// (default 30s); then their contexts are cancelled and their tasks
 	// handed back to the other workers.
 	Grace time.Duration
+	// Handoff, when set, lets task creation in this process hand a new
+	// task to a free step slot (handoff.go); Run attaches its slots to it.
+	Handoff *Handoff
 }
 
 // Run runs the workers until ctx ends, then lets running steps finish
@@ -89,17 +92,65 @@ func Run(ctx context.Context, r Runner, events *gengate.Events, cfg Config, log 
 //
 // It claims (a write) only when it knows a step is due: after a claim that
 // filled every idle slot (more may be waiting), or when a read (NextDue)
-// says so. A wake-up from Events, the timer or a freed slot only makes it
-// look.
+// says so. A wake-up from Events or the timer only makes it look. A step
+// that ends tells it when its task is due next (a poll a quarter second
+// after a submit), which sets the timer without a read; a freed slot
+// looks only if a look is pending (work arrived while every slot was
+// busy).
 func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg Config, log *slog.Logger, wg *sync.WaitGroup) {
-	sl := newSlots(cfg.Concurrency)
+	p := &pool{sl: newSlots(cfg.Concurrency), wg: wg, wake: make(chan struct{}, 1)}
+	sl := p.sl
 	freed := make(chan struct{}, cfg.Concurrency)
-	done := make(chan bool, sl.maxAlive) // true: the step's slot is freed now
+	done := make(chan stepEnd, sl.maxAlive)
+	// start runs t's step in a slot already taken (and counted in wg).
+	p.start = func(t *gengate.Task) {
+		go func() {
+			defer wg.Done()
+			var released atomic.Bool
+			release := func() {
+				if released.CompareAndSwap(false, true) {
+					freed <- struct{}{}
+				}
+			}
+			step(gengate.WithSlotRelease(steps, release), ctx, r, t, log)
+			e := stepEnd{slot: released.CompareAndSwap(false, true)}
+			if t.Status.Active() {
+				e.next = t.RunAt
+			}
+			done <- e
+		}()
+	}
+	h := cfg.Handoff
+	if h == nil {
+		h = &Handoff{}
+	}
+	h.attach(p)
+	defer h.detach() // no slot is reserved after the claimer stops
 	timer := time.NewTimer(cfg.PollInterval)
 	defer timer.Stop()
+	wakeAt := time.Now().Add(cfg.PollInterval) // when timer fires
+	wakeBy := func(d time.Duration) {
+		if at := time.Now().Add(d); at.Before(wakeAt) {
+			timer.Reset(d)
+			wakeAt = at
+		}
+	}
 	claim, look := false, true
+	// dueAt takes the time a step that ended said its task is due next.
+	dueAt := func(at time.Time) {
+		switch d := time.Until(at); {
+		case at.IsZero():
+		case d <= 0:
+			look = true
+		default:
+			wakeBy(d)
+		}
+	}
 	for ctx.Err() == nil {
-		if n := sl.room(); n > 0 && (claim || look) {
+		p.mu.Lock()
+		n := sl.room()
+		p.mu.Unlock()
+		if n > 0 && (claim || look) {
 			look = false
 			if !claim {
 				d, ok, err := r.NextDue(ctx)
@@ -111,7 +162,7 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 				case ok && d <= 0:
 					claim = true
 				case ok && d < cfg.PollInterval:
-					timer.Reset(d) // wake when it is due
+					wakeBy(d) // wake when it is due
 				}
 			}
 			if claim {
@@ -127,41 +178,40 @@ func claimer(ctx, steps context.Context, r Runner, events *gengate.Events, cfg C
 				claim = err == nil && len(tasks) == n
 				look = err == nil && !claim
 				for _, t := range tasks {
+					p.mu.Lock()
 					sl.take()
+					p.mu.Unlock()
 					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						var released atomic.Bool
-						release := func() {
-							if released.CompareAndSwap(false, true) {
-								freed <- struct{}{}
-							}
-						}
-						step(gengate.WithSlotRelease(steps, release), ctx, r, t, log)
-						done <- released.CompareAndSwap(false, true)
-					}()
+					p.start(t)
 				}
 			}
 		}
 		select {
 		case <-ctx.Done():
 		case <-freed:
+			// A look still pending (work arrived while every slot was
+			// busy) is made now; none is started for a free slot alone.
+			p.mu.Lock()
 			sl.free()
-			sl.drain(freed, done)
-			look = true
-		case slot := <-done:
-			sl.end(slot)
-			sl.drain(freed, done)
-			// A freed slot looks for a due step (a read): a step that
-			// became due since the last claim, such as a poll released
-			// due a quarter second after its submit, is not left
-			// waiting for the timer.
-			look = true
+			dueAt(sl.drain(freed, done))
+			p.mu.Unlock()
+		case e := <-done:
+			// The task's next step, such as a poll due a quarter second
+			// after its submit, sets the timer: no read, and no wait for
+			// the poll interval.
+			p.mu.Lock()
+			sl.end(e.slot)
+			dueAt(e.next)
+			dueAt(sl.drain(freed, done))
+			p.mu.Unlock()
 		case <-events.Work():
+			look = true
+		case <-p.wake: // a slot reserved for a new task was given back
 			look = true
 		case <-timer.C:
 			look = true
 			timer.Reset(cfg.PollInterval)
+			wakeAt = time.Now().Add(cfg.PollInterval)
 		}
 	}
 }
@@ -198,17 +248,30 @@ func (s *slots) end(slot bool) {
 // rather than one write per slot: the claimer waits for each claim's
 // commit, and one task per commit capped the whole process at one step
 // per commit.
-func (s *slots) drain(freed chan struct{}, done chan bool) {
+// It returns the earliest time the ended steps' tasks are due next (zero:
+// none).
+func (s *slots) drain(freed chan struct{}, done chan stepEnd) (next time.Time) {
 	for {
 		select {
 		case <-freed:
 			s.free()
-		case slot := <-done:
-			s.end(slot)
+		case e := <-done:
+			s.end(e.slot)
+			if !e.next.IsZero() && (next.IsZero() || e.next.Before(next)) {
+				next = e.next
+			}
 		default:
-			return
+			return next
 		}
 	}
+}
+
+// stepEnd is a step that returned: slot says its slot is freed with it,
+// next when its task's next step is due (zero: the task is done, or left
+// this process).
+type stepEnd struct {
+	slot bool
+	next time.Time
 }
 
 // step runs one step; ctx is the workers' own context, ended at shutdown.
