@@ -26,7 +26,7 @@ func (r *handedRunner) ClaimDue(ctx context.Context, limit int) ([]*gengate.Task
 	return nil, nil
 }
 func (r *handedRunner) NextDue(context.Context) (time.Duration, bool, error) { return 0, false, nil }
-func (r *handedRunner) Purge(context.Context) (int, error)                  { return 0, nil }
+func (r *handedRunner) Purge(context.Context) (int, error)                   { return 0, nil }
 func (r *handedRunner) Step(ctx context.Context, t *gengate.Task) error {
 	r.mu.Lock()
 	r.ran = append(r.ran, t.ID)
