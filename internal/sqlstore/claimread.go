@@ -6,9 +6,9 @@ package sqlstore
 // other write waits for (groupcommit.go). Returning the claimed rows from
 // the claim's UPDATE made the writer copy every column of every task it
 // claimed (prompt, options, inputs, route) and decode their JSON, for
-// nothing the claim itself needs. So the writer's statement returns only
-// each claimed row's rowid, id and status (ClaimSteps' checkpoint needs
-// the queued ones), and the tasks are read after the commit from the read
+// nothing the claim itself needs. So the writer's selection returns only
+// each claimed row's rowid, id, status and lease (ClaimSteps' checkpoint
+// needs the queued ones), and the tasks are read after the commit from the read
 // pool, by rowid, and decoded there, beside the writer. The read sees the
 // claim: it begins after the claim's commit (WAL readers see every commit
 // made before they began), and nothing else writes a task this claim holds
@@ -59,36 +59,43 @@ type claimedRow struct {
 
 // claimThenRead is claimTasks on SQLite: the lease (and checkpoint) in the
 // writer, the tasks read and decoded after the commit.
+//
+// In the writer the claim is one selection and one UPDATE per kind of row,
+// found by rowid: the selection (claimSelection) returns each due row's
+// rowid, id, status, the lease it held (ClaimSteps: the one it takes over,
+// read before the update rewrites it) and whether it is a queued
+// prediction whose webhook wants a start event; the claimed queued rows
+// are leased and moved to submitting in one UPDATE (ClaimSteps), the
+// others leased in another. Nothing else writes between them: the
+// transaction is the one writer's, and took the write lock at BEGIN.
+// (Before, the claim leased every row in one UPDATE, read the lost leases
+// in a query of their own, rewrote the queued rows to submitting in a
+// second UPDATE, and looked for start events of every queued row in a
+// fourth statement that almost always found none.)
 func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lease time.Duration, limit int, checkpoint bool) ([]*gengate.Task, error) {
-	query, args := s.claimDue(token, ms(now.Add(lease)), ms(now), limit)
+	selection := s.claimSelection(limit)
 	var claimed []claimedRow
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		claimed = claimed[:0]
-		var prev map[int64]string
-		if checkpoint {
-			// The leases the claim takes over, read before it rewrites
-			// them (RETURNING has only the new values): the same selection
-			// in the same transaction of the one writer.
-			var err error
-			if prev, err = s.expiredLeases(ctx, tx, now, limit); err != nil {
-				return err
-			}
-		}
-		rows, err := tx.QueryContext(ctx, query, args...)
+		rows, err := tx.QueryContext(ctx, selection, ms(now))
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		var queued []string
+		var starts []string
 		for rows.Next() {
 			var c claimedRow
-			var status string
-			if err := rows.Scan(&c.rowid, &c.id, &status); err != nil {
+			var status, prev string
+			var start bool
+			if err := rows.Scan(&c.rowid, &c.id, &status, &prev, &start); err != nil {
 				return err
 			}
-			c.queued, c.prevLease = status == string(gengate.StatusQueued), prev[c.rowid]
-			if c.queued {
-				queued = append(queued, c.id)
+			c.queued = status == string(gengate.StatusQueued)
+			if checkpoint {
+				c.prevLease = prev
+				if start {
+					starts = append(starts, c.id)
+				}
 			}
 			claimed = append(claimed, c)
 		}
@@ -96,16 +103,16 @@ func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lea
 			return err
 		}
 		rows.Close()
-		if !checkpoint {
+		if len(claimed) == 0 {
 			return nil
 		}
-		if err := s.checkpointSubmits(ctx, tx, token, queued); err != nil {
+		if err := s.leaseClaimed(ctx, tx, token, now, lease, claimed, checkpoint); err != nil {
 			return err
 		}
-		if len(queued) == 0 {
+		if len(starts) == 0 {
 			return nil
 		}
-		ids, err := json.Marshal(queued)
+		ids, err := json.Marshal(starts)
 		if err != nil {
 			return err
 		}
@@ -130,6 +137,60 @@ func (s *DB) claimThenRead(ctx context.Context, token string, now time.Time, lea
 	// Earliest due first, as the claim chose them.
 	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
 	return out, err
+}
+
+// claimSelection is the SQLite claim's selection of up to limit due rows
+// ($1, now; dueTasks' walk of tasks_due): each row's rowid, id, status,
+// lease token, and whether it is queued with a prediction webhook whose
+// filter has start (addStartEvents' condition, one look-up of
+// task_webhooks' primary key per queued row).
+func (s *DB) claimSelection(limit int) string {
+	return `SELECT rowid, id, status, lease_token, CASE WHEN status = 'queued' THEN EXISTS (SELECT 1 FROM task_webhooks w
+		WHERE w.task_id = tasks.id AND ',' || w.events || ',' LIKE '%,start,%') ELSE 0 END` +
+		strings.TrimPrefix(strings.ReplaceAll(s.dueTasks(limit), "$3", "$1"), "SELECT rowid")
+}
+
+// claimUpdates are the SQLite claim's UPDATEs of the selected rows ($1,
+// their rowids as a JSON array): [0] leases them, [1] also moves them
+// to submitting (ClaimSteps' checkpoint of the queued ones). Each row is
+// found by its rowid; the lease's condition is checked again, and the
+// claim fails unless every row is written.
+var claimUpdates = [2]string{
+	`UPDATE tasks SET lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
+		FROM json_each($1) c WHERE tasks.rowid = c.value AND lease_until < $4`,
+	`UPDATE tasks SET status = 'submitting', lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
+		FROM json_each($1) c WHERE tasks.rowid = c.value AND lease_until < $4`,
+}
+
+// leaseClaimed writes the claim's lease on the selected rows, and with
+// checkpoint moves the queued ones to submitting, in the claim's
+// transaction.
+func (s *DB) leaseClaimed(ctx context.Context, tx *sql.Tx, token string, now time.Time, lease time.Duration, claimed []claimedRow, checkpoint bool) error {
+	var moved, leased []claimedRow
+	if !checkpoint {
+		leased = claimed
+	} else {
+		for _, c := range claimed {
+			if c.queued {
+				moved = append(moved, c)
+			} else {
+				leased = append(leased, c)
+			}
+		}
+	}
+	for i, rows := range [2][]claimedRow{leased, moved} {
+		if len(rows) == 0 {
+			continue
+		}
+		res, err := tx.ExecContext(ctx, claimUpdates[i], claimedRowids(rows), token, ms(now.Add(lease)), ms(now))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(rows)) {
+			return fmt.Errorf("claim: %d of %d selected tasks leased: %v", n, len(rows), err)
+		}
+	}
+	return nil
 }
 
 // readClaimed reads the claimed tasks from the read pool. A task moved to
@@ -183,30 +244,6 @@ func (s *DB) readClaimed(ctx context.Context, token string, claimed []claimedRow
 		out = append(out, t)
 	}
 	return out, unreadable, nil
-}
-
-// expiredLeases returns, by rowid, the lease tokens of the rows the
-// claim at now is about to take whose lease ran out under another claim.
-func (s *DB) expiredLeases(ctx context.Context, tx *sql.Tx, now time.Time, limit int) (map[int64]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, lease_token FROM tasks WHERE rowid IN (`+
-		strings.ReplaceAll(s.dueTasks(limit), "$3", "$1")+`) AND lease_token <> ''`, ms(now))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out map[int64]string
-	for rows.Next() {
-		var rowid int64
-		var tok string
-		if err := rows.Scan(&rowid, &tok); err != nil {
-			return nil, err
-		}
-		if out == nil {
-			out = map[int64]string{}
-		}
-		out[rowid] = tok
-	}
-	return out, rows.Err()
 }
 
 // claimedRowids is the claimed rows' rowids as a JSON array, for

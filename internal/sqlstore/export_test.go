@@ -17,13 +17,19 @@ import (
 	"github.com/gengate/gengate"
 )
 
-// MarkSubmittingPlan returns SQLite's plan of ClaimSteps' statement that
-// moves the claimed tasks to submitting (EXPLAIN QUERY PLAN), one line
-// per plan node.
-func (s *DB) MarkSubmittingPlan(ctx context.Context) (string, error) {
-	q := s.markSubmitting()
-	args := []any{`["a","b"]`, "tok"}
-	return s.sqlitePlan(ctx, q, args...)
+// ClaimUpdatePlans returns SQLite's plans of the claim's UPDATEs
+// (claimUpdates: the lease, and the lease with ClaimSteps' move to
+// submitting; EXPLAIN QUERY PLAN), one line per plan node.
+func (s *DB) ClaimUpdatePlans(ctx context.Context) ([2]string, error) {
+	var plans [2]string
+	for i, q := range claimUpdates {
+		p, err := s.sqlitePlan(ctx, q, `[1,2]`, "tok", int64(2), int64(1))
+		if err != nil {
+			return plans, err
+		}
+		plans[i] = p
+	}
+	return plans, nil
 }
 
 // sqlitePlan returns SQLite's plan of the query (EXPLAIN QUERY PLAN), one
@@ -81,6 +87,9 @@ func (s *DB) ClaimStepsPlan(ctx context.Context, now time.Time, generic bool) (s
 
 func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic bool) (string, error) {
 	q, args := s.claimDue("tok", ms(now)+1000, ms(now), 8)
+	if !s.postgres {
+		q, args = s.claimSelection(8), []any{ms(now)}
+	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return "", err
@@ -425,11 +434,13 @@ func (s *DB) MigrateDownTo(ctx context.Context, version int64) error {
 // its creation, a step record, the lease's extension, a claim.
 func WriteStatements() map[string]string {
 	return map[string]string{
-		"task INSERT":     taskInserts[1],
-		"step records":    stepUpdates[2],
-		"lease extension": `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND ` + isActive,
-		"claim selection": (&DB{}).dueTasks(4),
-		"CountTasks":      (&DB{}).countTasksQuery(),
+		"task INSERT":      taskInserts[1],
+		"step records":     stepUpdates[2],
+		"lease extension":  `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND ` + isActive,
+		"claim selection":  (&DB{}).claimSelection(4),
+		"claim lease":      claimUpdates[0],
+		"claim submitting": claimUpdates[1],
+		"CountTasks":       (&DB{}).countTasksQuery(),
 	}
 }
 

@@ -497,16 +497,10 @@ func (s *DB) dueTasks(limit int) string {
 // read and sorted every due task at every claim (TestClaimPlan). The
 // update does not test the status again: the selection's FOR UPDATE has
 // checked its conditions on the newest version of each row it locked,
-// and the lock keeps them true. It returns the tasks' rows. On SQLite the
-// rows are found by rowid, the one statement holds the write lock from
-// its selection to its update, and it returns only each row's rowid, id
-// and status: the writer reads no more of them (claimread.go).
+// and the lock keeps them true. It returns the tasks' rows. SQLite's
+// claim is claimThenRead's selection and updates (claimread.go).
 func (s *DB) claimDue(token string, until, now int64, limit int) (string, []any) {
-	if s.postgres {
-		return `SELECT ` + taskColumns + ` FROM gengate_claim_tasks($1, $2, $3, $4)`, []any{token, until, now, limit}
-	}
-	return `UPDATE tasks SET lease_token = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3
-		WHERE rowid IN (` + s.dueTasks(limit) + `) RETURNING rowid, id, status`, []any{token, until, now}
+	return `SELECT ` + taskColumns + ` FROM gengate_claim_tasks($1, $2, $3, $4)`, []any{token, until, now, limit}
 }
 
 // ClaimTasks leases up to limit due tasks in one statement, earliest due
@@ -597,40 +591,6 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 	// RETURNING keeps no order.
 	slices.SortFunc(out, func(a, b *gengate.Task) int { return a.RunAt.Compare(b.RunAt) })
 	return out, err
-}
-
-// checkpointSubmits moves the queued tasks with the ids, just claimed with
-// the token in the transaction, to submitting.
-func (s *DB) checkpointSubmits(ctx context.Context, tx *sql.Tx, token string, queued []string) error {
-	if len(queued) == 0 {
-		return nil
-	}
-	// The ids as one JSON array: one statement text whatever their
-	// number (the statement cache keeps it prepared).
-	ids, err := json.Marshal(queued)
-	if err != nil {
-		return err
-	}
-	res, err := tx.ExecContext(ctx, s.markSubmitting(), string(ids), token)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(queued)) {
-		return fmt.Errorf("claim: %d of %d queued tasks checkpointed: %v", n, len(queued), err)
-	}
-	return nil
-}
-
-// markSubmitting is ClaimSteps' statement on SQLite that moves the tasks
-// it has just claimed ($1, their ids as a JSON array; $2, the claim's
-// token) to submitting. Each is found by its id: a condition on the
-// status would let SQLite, which keeps no statistics, walk tasks_status
-// over every queued task instead (TestMarkSubmittingPlan); the ids are
-// those the claim returned as queued, in the same transaction. (SQLite's
-// RETURNING gives only the new status, so the claim cannot do it in its
-// own statement; PostgreSQL's gengate_claim_steps does.)
-func (s *DB) markSubmitting() string {
-	return `UPDATE tasks SET status = 'submitting' WHERE id IN (SELECT value FROM json_each($1)) AND lease_token = $2`
 }
 
 // NextDue returns when the earliest unleased active task is due, or false
