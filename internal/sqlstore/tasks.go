@@ -112,26 +112,40 @@ func scanTaskRow(row scanner) (taskRow, error) {
 	return r, nil
 }
 
-// decode decodes the row's JSON columns into its task.
+// decode decodes the row's JSON columns into its task: their common flat
+// form by hand (rowdecode.go), anything else with encoding/json.
 func (r taskRow) decode() (*gengate.Task, error) {
 	t := r.t
-	d := json.NewDecoder(strings.NewReader(r.options))
-	d.UseNumber()
-	if err := d.Decode(&t.Options); err != nil {
-		return nil, fmt.Errorf("task %s options: %w", t.ID, err)
+	var ok bool
+	if t.Options, ok = decodeOptions(r.options); !ok {
+		t.Options = nil
+		d := json.NewDecoder(strings.NewReader(r.options))
+		d.UseNumber()
+		if err := d.Decode(&t.Options); err != nil {
+			return nil, fmt.Errorf("task %s options: %w", t.ID, err)
+		}
+		normalizeOptions(t.Options)
 	}
-	normalizeOptions(t.Options)
-	if err := json.Unmarshal([]byte(r.inputs), &t.Inputs); err != nil {
-		return nil, fmt.Errorf("task %s inputs: %w", t.ID, err)
+	if t.Inputs, ok = decodeStrings(r.inputs); !ok {
+		t.Inputs = nil
+		if err := json.Unmarshal([]byte(r.inputs), &t.Inputs); err != nil {
+			return nil, fmt.Errorf("task %s inputs: %w", t.ID, err)
+		}
 	}
 	if r.inputURLs != "" {
-		if err := json.Unmarshal([]byte(r.inputURLs), &t.InputURLs); err != nil {
-			return nil, fmt.Errorf("task %s input URLs: %w", t.ID, err)
+		if t.InputURLs, ok = decodeStrings(r.inputURLs); !ok {
+			t.InputURLs = nil
+			if err := json.Unmarshal([]byte(r.inputURLs), &t.InputURLs); err != nil {
+				return nil, fmt.Errorf("task %s input URLs: %w", t.ID, err)
+			}
 		}
 	}
 	if r.route != "" {
-		if err := json.Unmarshal([]byte(r.route), &t.Route); err != nil {
-			return nil, fmt.Errorf("task %s route: %w", t.ID, err)
+		if t.Route, ok = decodeRoute(r.route); !ok {
+			t.Route = gengate.Route{}
+			if err := json.Unmarshal([]byte(r.route), &t.Route); err != nil {
+				return nil, fmt.Errorf("task %s route: %w", t.ID, err)
+			}
 		}
 	}
 	return t, nil
