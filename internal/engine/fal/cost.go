@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gengate/gengate"
 	"github.com/gengate/gengate/internal/engine/upstream"
@@ -29,21 +30,47 @@ func (e *Engine) keepPrice(endpoint string, p price) {
 	e.prices[endpoint] = p
 }
 
+// priceRetry is how long priceOf does not ask the pricing API again about
+// an endpoint it gave no price for (none listed, or the answer could not
+// be read). Without it each task that ended on such an endpoint (a
+// private app fal lists no price for; `gengate bench e2e`'s fake, which
+// serves no pricing API) made one more request to fal's Platform API:
+// 4 % of the server's CPU in that bench.
+const priceRetry = time.Minute
+
 // priceOf returns the endpoint's list price: the one the last registry
-// check read, else read now (and kept). ok is false when fal gives none.
+// check read, else read now (and kept). ok is false when fal gives none,
+// and then for priceRetry without asking again.
 func (e *Engine) priceOf(ctx context.Context, endpoint string) (price, bool) {
+	now := e.clock()
 	e.pricesMu.Lock()
 	p, ok := e.prices[endpoint]
+	asked := e.noPrice[endpoint]
 	e.pricesMu.Unlock()
 	if ok {
 		return p, true
 	}
-	prices, err := e.readPrices(ctx, []string{endpoint})
-	if err != nil {
+	if !asked.IsZero() && now.Sub(asked) < priceRetry {
 		return price{}, false
 	}
-	p, ok = prices[endpoint]
-	return p, ok
+	prices, err := e.readPrices(ctx, []string{endpoint})
+	if p, ok = prices[endpoint]; err != nil || !ok {
+		e.pricesMu.Lock()
+		if e.noPrice == nil {
+			e.noPrice = map[string]time.Time{}
+		}
+		e.noPrice[endpoint] = now
+		e.pricesMu.Unlock()
+		return price{}, false
+	}
+	return p, true
+}
+
+func (e *Engine) clock() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
 }
 
 // readPrices reads the list prices of the endpoints from fal's pricing

@@ -56,6 +56,11 @@ type Engine struct {
 	// API (cost.go).
 	pricesMu sync.Mutex
 	prices   map[string]price
+	// noPrice holds when the pricing API last gave no price for an
+	// endpoint (cost.go: priceRetry).
+	noPrice map[string]time.Time
+	// now is the clock (nil: time.Now).
+	now func() time.Time
 }
 
 // New returns a fal engine.
