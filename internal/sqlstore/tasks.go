@@ -190,6 +190,9 @@ func encodeOptions(opts map[string]any) (string, error) {
 	if opts == nil {
 		return "null", nil
 	}
+	if s, ok := encodeFlat(opts); ok { // no float64: the common form (rowjson.go)
+		return s, nil
+	}
 	out := make(map[string]any, len(opts))
 	for k, v := range opts {
 		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1e21 {
@@ -199,6 +202,18 @@ func encodeOptions(opts map[string]any) (string, error) {
 		out[k] = v
 	}
 	b, err := json.Marshal(out)
+	return string(b), err
+}
+
+// encodeInputs is the stored form of a task's inputs: json.Marshal's.
+func encodeInputs(inputs map[string]string) (string, error) {
+	if inputs == nil {
+		return "null", nil
+	}
+	if s, ok := encodeFlat(inputs); ok { // rowjson.go
+		return s, nil
+	}
+	b, err := json.Marshal(inputs)
 	return string(b), err
 }
 
@@ -245,7 +260,7 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 	if err != nil {
 		return res, fmt.Errorf("task %s options: %w", t.ID, err)
 	}
-	inputs, err := json.Marshal(t.Inputs)
+	inputs, err := encodeInputs(t.Inputs)
 	if err != nil {
 		return res, fmt.Errorf("task %s inputs: %w", t.ID, err)
 	}

@@ -99,3 +99,57 @@ func BenchmarkTaskRowDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestFlatEncodeMatchesEncodingJSON: options and inputs written by hand
+// (encodeFlat) are the bytes json.Marshal writes, and the ones it does
+// not take (floats, escapes, nested values) are left to encoding/json.
+func TestFlatEncodeMatchesEncodingJSON(t *testing.T) {
+	options := []map[string]any{
+		{}, {"aspectRatio": "1:1", "numOutputs": int64(1), "outputFormat": "png"},
+		{"b": true, "a": false, "c": nil, "d": int64(-9223372036854775808), "e": 7},
+		{"Z": "x", "a": "y", "_": "z", "0": "w"}, // byte order of keys
+		{"s": "a<b"}, {"s": "a&b"}, {"s": "é"}, {"s": "a\"b"}, {"s": "a\\b"}, {"s": "\n"}, {"k<": "v"},
+		{"f": 2.5}, {"f": 2.0}, {"n": []any{1}}, {"m": map[string]any{"a": 1}}, {"u": uint8(1)},
+	}
+	for _, m := range options {
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := encodeFlat(m); ok && got != string(want) {
+			t.Errorf("encodeFlat(%#v) = %s; json.Marshal: %s", m, got, want)
+		}
+	}
+	for _, m := range []map[string]string{{}, {"imageUrl": "inputs/ab/x", "mask": "inputs/ab/y"}, {"a": "<"}} {
+		want, _ := json.Marshal(m)
+		if got, ok := encodeFlat(m); ok && got != string(want) {
+			t.Errorf("encodeFlat(%#v) = %s; json.Marshal: %s", m, got, want)
+		}
+		if got, err := encodeInputs(m); err != nil || got != string(want) {
+			t.Errorf("encodeInputs(%#v) = %s, %v; want %s", m, got, err, want)
+		}
+	}
+	if got, _ := encodeInputs(nil); got != "null" {
+		t.Errorf("encodeInputs(nil) = %s; want null", got)
+	}
+	// The common forms are written by hand; a whole float64 keeps its
+	// fraction (encodeOptions).
+	if _, ok := encodeFlat(options[1]); !ok {
+		t.Error("encodeFlat left the common options to encoding/json")
+	}
+	if got, _ := encodeOptions(map[string]any{"f": 2.0, "n": int64(2)}); got != `{"f":2.0,"n":2}` {
+		t.Errorf("encodeOptions with a whole float = %s", got)
+	}
+}
+
+// BenchmarkEncodeOptions: a task's options as `gengate bench submit`
+// makes them.
+func BenchmarkEncodeOptions(b *testing.B) {
+	b.ReportAllocs()
+	opts := map[string]any{"aspectRatio": "1:1", "numOutputs": int64(1), "outputFormat": "png"}
+	for b.Loop() {
+		if _, err := encodeOptions(opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
