@@ -641,15 +641,10 @@ func (s *DB) NextDue(ctx context.Context, now time.Time) (time.Time, bool, error
 	return time.UnixMilli(runAt).UTC(), true, nil
 }
 
-// leaseGuard is the WHERE clause that fences writes: the claim that holds
-// the lease (its token is parameter $12), or an operator acting on a task
-// in review.
-func leaseGuard(t *gengate.Task) (string, []any) {
-	if t.LeaseToken == "" {
-		return `status = 'needs_review'`, nil
-	}
-	return `lease_token = $14 AND ` + isActive, []any{t.LeaseToken}
-}
+// leaseGuards are the WHERE clauses that fence writes: [1] the claim that
+// holds the lease (its token is parameter $14), [0] an operator acting on
+// a task in review (no lease).
+var leaseGuards = [2]string{`status = 'needs_review'`, `lease_token = $14 AND ` + isActive}
 
 // ExtendLease renews a claim that still holds its lease.
 func (s *DB) ExtendLease(ctx context.Context, id, token string, until time.Time) error {
@@ -708,17 +703,30 @@ type taskUpdate struct {
 	token   string
 }
 
-func newTaskUpdate(t *gengate.Task, release bool) taskUpdate {
-	guard, guardArgs := leaseGuard(t)
-	args := []any{t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault), t.ReviewReason,
-		ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts, t.Engine, encodeRoute(t.Route)}
-	set := `status = $1, upstream_id = $2, run_at = $3, error_code = $4, error_message = $5, input_fault = $6,
+// taskUpdates are newTaskUpdate's statements, by release and by whether
+// the task is leased (leaseGuards): made once, not at every step.
+var taskUpdates = func() (q [2][2]string) {
+	for release := range 2 {
+		set := `status = $1, upstream_id = $2, run_at = $3, error_code = $4, error_message = $5, input_fault = $6,
 		review_reason = $7, updated_at = $8, completed_at = $9, attempts = $11, engine = $12, route = $13`
-	if release {
-		set += `, lease_token = '', lease_until = 0`
+		if release == 1 {
+			set += `, lease_token = '', lease_until = 0`
+		}
+		for leased, guard := range leaseGuards {
+			q[release][leased] = `UPDATE tasks SET ` + set + ` WHERE id = $10 AND ` + guard
+		}
 	}
-	return taskUpdate{id: t.ID, query: `UPDATE tasks SET ` + set + ` WHERE id = $10 AND ` + guard, args: append(args, guardArgs...),
-		release: release, token: t.LeaseToken}
+	return q
+}()
+
+func newTaskUpdate(t *gengate.Task, release bool) taskUpdate {
+	args := append(make([]any, 0, 14), t.Status, t.UpstreamID, ms(t.RunAt), t.ErrorCode, t.ErrorMessage, boolInt(t.InputFault),
+		t.ReviewReason, ms(t.UpdatedAt), ms(t.CompletedAt), t.ID, t.Attempts, t.Engine, encodeRoute(t.Route))
+	leased := 0
+	if t.LeaseToken != "" {
+		leased, args = 1, append(args, t.LeaseToken)
+	}
+	return taskUpdate{id: t.ID, query: taskUpdates[boolInt(release)][leased], args: args, release: release, token: t.LeaseToken}
 }
 
 func (u taskUpdate) run(ctx context.Context, tx execer) error {
