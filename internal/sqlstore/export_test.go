@@ -435,6 +435,7 @@ func (s *DB) MigrateDownTo(ctx context.Context, version int64) error {
 func WriteStatements() map[string]string {
 	return map[string]string{
 		"task INSERT":      taskInserts[1],
+		"ledger INSERT":    ledgerInserts[1],
 		"step records":     stepUpdates[2],
 		"lease extension":  `UPDATE tasks SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND ` + isActive,
 		"claim selection":  (&DB{}).claimSelection(4),
