@@ -37,7 +37,12 @@ func origin(u *url.URL) string {
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	port := u.Port()
 	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[scheme]
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
 	}
 	if host == "" || port == "" {
 		return ""
@@ -48,12 +53,20 @@ func origin(u *url.URL) string {
 // Own reports whether u is on the provider's own origin: the same scheme,
 // host and port as BaseURL. Only such URLs get the credentials.
 func (c *Client) Own(u *url.URL) bool {
-	base, err := url.Parse(c.BaseURL)
-	if err != nil {
-		return false
+	o := c.baseOrigin
+	if c.originOf != c.BaseURL || c.originOf == "" { // BaseURL set after NewClient, or no NewClient
+		o = urlOrigin(c.BaseURL)
 	}
-	o := origin(base)
 	return o != "" && o == origin(u)
+}
+
+// urlOrigin is the origin of the URL s, "" when it has none.
+func urlOrigin(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return origin(u)
 }
 
 // client is the HTTP client of one call: c.HTTP with a transport that adds

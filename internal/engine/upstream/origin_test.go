@@ -14,8 +14,24 @@ import (
 	"testing"
 )
 
+// TestOwn: only the base URL's scheme, host and port are the provider's
+// own, for a Client built by NewClient (its base's origin kept), one
+// built without it, and one whose BaseURL was changed after NewClient
+// (a copy pointed elsewhere).
 func TestOwn(t *testing.T) {
-	c := &Client{BaseURL: "https://queue.fal.run"}
+	moved := NewClient("x", Config{BaseURL: "https://other.example"}, "", "Authorization", "Key ", nil)
+	moved.BaseURL = "https://queue.fal.run"
+	for _, c := range []*Client{
+		{BaseURL: "https://queue.fal.run"},
+		NewClient("x", Config{BaseURL: "https://queue.fal.run/"}, "", "Authorization", "Key ", nil),
+		moved,
+	} {
+		testOwn(t, c)
+	}
+}
+
+func testOwn(t *testing.T, c *Client) {
+	t.Helper()
 	for _, tc := range []struct {
 		url string
 		own bool

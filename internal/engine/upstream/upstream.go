@@ -96,6 +96,9 @@ type Client struct {
 	// DownloadTimeout bounds one whole output download; 0 is
 	// DefaultDownloadTimeout.
 	DownloadTimeout time.Duration
+	// baseOrigin is the origin of originOf, the BaseURL NewClient was
+	// given: Own reads BaseURL again only when it has changed since.
+	baseOrigin, originOf string
 }
 
 // Request is one HTTP request to the provider. Path may be absolute.
@@ -711,6 +714,7 @@ func NewClient(name string, cfg Config, def, header, prefix string, explain func
 	}
 	c := &Client{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), HTTP: cfg.HTTP, Explain: explain,
 		AllowPrivate: cfg.AllowPrivateOutputs, DownloadTimeout: cfg.DownloadTimeout}
+	c.baseOrigin, c.originOf = urlOrigin(c.BaseURL), c.BaseURL
 	if !c.AllowPrivate {
 		base := cfg.HTTP.Transport
 		if base == nil {
