@@ -121,6 +121,9 @@ type Config struct {
 	InputURLMinBytes int64
 	// MaxCPUJobs caps the builtin engine's jobs in flight per process.
 	MaxCPUJobs int
+	// SandboxRenders caps the sandbox's renders at once (0: as many as
+	// processors).
+	SandboxRenders int
 	// ConfigFile is the --config YAML file of providers and routes.
 	ConfigFile string
 	// ShutdownGrace is how long in-flight requests and task steps may run
@@ -265,6 +268,8 @@ func (c *Config) Validate() error {
 		return errors.New("--output-download-timeout must be > 0")
 	case c.MaxCPUJobs < 1:
 		return errors.New("--max-cpu-jobs must be ≥ 1")
+	case c.SandboxRenders < 0:
+		return errors.New("--sandbox-renders must be ≥ 0")
 	case c.MetricsRefresh < time.Second:
 		return errors.New("--metrics-refresh must be ≥ 1s")
 	case c.MetricsToken != "" && len(c.MetricsToken) < 16:
@@ -434,6 +439,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.dur(&c.OutputDownloadTimeout, "output-download-timeout", upstream.DefaultDownloadTimeout, "longest one output download from a provider into storage may take; past it the download is cut off, nothing is kept, and the task fails with UPSTREAM_ERROR, refunded"),
 		f.size(&c.InputURLMinBytes, "input-url-min-bytes", gengate.DefaultInputURLMinBytes, "inputs of at least this many bytes go to fal and Replicate as a URL instead of a data: URI (presigned by S3 storage, or signed by gengate under --public-url with local storage; local storage without --public-url always sends data: URIs), and to the Gemini API's image models through its Files API instead of inline (-1: never)"),
 		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
+		f.integer(&c.SandboxRenders, "sandbox-renders", 0, "sandbox tasks whose outputs this process renders at once; more wait for a place (0: as many as processors)"),
 		f.size(&c.MaxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),

@@ -22,6 +22,7 @@ import (
 	"github.com/gengate/gengate/internal/blob"
 	"github.com/gengate/gengate/internal/console"
 	"github.com/gengate/gengate/internal/engine/builtin"
+	"github.com/gengate/gengate/internal/engine/sandbox"
 	"github.com/gengate/gengate/internal/fetch"
 	"github.com/gengate/gengate/internal/httpapi"
 	"github.com/gengate/gengate/internal/replicate"
@@ -90,6 +91,9 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	engs, err := buildEngines(cfg.File, catalog, getenv, cfg.SandboxDelay, engineFlags{allowPrivate: cfg.AllowPrivate, downloadTimeout: cfg.OutputDownloadTimeout, idleConns: cfg.Workers})
 	if err != nil {
 		return err
+	}
+	if sb, ok := engs.All["sandbox"].(*sandbox.Engine); ok && cfg.SandboxRenders > 0 {
+		sb.SetMaxRenders(cfg.SandboxRenders)
 	}
 	if b, ok := engs.All["builtin"].(*builtin.Engine); ok {
 		// The CPU cap admits jobs where they run: an API-only process

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -24,14 +25,27 @@ var (
 type Engine struct {
 	delay time.Duration
 	now   func() time.Time // the clock; tests replace it
+	// renders holds a place for each rendering under way: a 1024×1024
+	// image is 4 MB of pixels before its encoding, so the steps of every
+	// worker slot rendering at once (64 by default) took a quarter of a
+	// GB, for no more images a second than as many renders as there are
+	// processors.
+	renders chan struct{}
 }
 
-// New returns a sandbox engine. With a zero delay Submit returns the outputs
-// at once; otherwise Submit returns an upstream id and Check returns the
-// outputs once delay has passed, as a queued provider would.
+// New returns a sandbox engine that renders as many outputs at once as the
+// process has processors (SetMaxRenders). With a zero delay Submit
+// returns the outputs at once; otherwise Submit returns an upstream id and
+// Check returns the outputs once delay has passed, as a queued provider
+// would.
 func New(delay time.Duration) *Engine {
-	return &Engine{delay: max(delay, 0), now: time.Now}
+	return &Engine{delay: max(delay, 0), now: time.Now, renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
+
+// SetMaxRenders sets how many tasks' outputs the engine renders at once
+// (serve --sandbox-renders; at least 1); a step over it waits for a
+// place. Call it before the engine is used.
+func (e *Engine) SetMaxRenders(n int) { e.renders = make(chan struct{}, max(n, 1)) }
 
 // Name returns "sandbox".
 func (e *Engine) Name() string { return "sandbox" }
@@ -73,8 +87,14 @@ func parseID(id string) (time.Time, error) {
 	return time.Time{}, gengate.Errorf(gengate.EFailed, "sandbox: malformed upstream id %q", id)
 }
 
-// render makes all of the job's outputs.
+// render makes all of the job's outputs, in one of the engine's places.
 func (e *Engine) render(ctx context.Context, job gengate.Job) (gengate.Progress, error) {
+	select {
+	case e.renders <- struct{}{}:
+	case <-ctx.Done():
+		return gengate.Progress{}, ctx.Err()
+	}
+	defer func() { <-e.renders }()
 	switch job.Type {
 	case "image":
 		outs, err := renderImages(ctx, job)

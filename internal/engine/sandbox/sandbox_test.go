@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -411,5 +412,39 @@ func BenchmarkImagePNG(b *testing.B) {
 		if _, err := e.Submit(context.Background(), job); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRendersBounded: the engine renders at most as many tasks' outputs at
+// once as it has places (as many as processors unless SetMaxRenders says
+// otherwise); a render waits for a place, a caller that gives up while it
+// waits gets its context's error, and every render gives its place back.
+func TestRendersBounded(t *testing.T) {
+	if got, want := cap(New(0).renders), runtime.GOMAXPROCS(0); got != want {
+		t.Errorf("default places = %d; want GOMAXPROCS %d", got, want)
+	}
+	e := New(0)
+	e.SetMaxRenders(1)
+	job := imageJob("png", "1:1")
+	e.renders <- struct{}{} // the one place, taken by a render under way
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := e.Submit(ctx, job)
+		waited <- err
+	}()
+	cancel()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a render waiting for a place, its caller gone: %v; want context.Canceled", err)
+	}
+	<-e.renders // the render under way ends
+	for range 3 {
+		p, err := e.Submit(context.Background(), job)
+		if err != nil || len(p.Outputs) != 1 {
+			t.Fatalf("Submit = %d outputs, %v", len(p.Outputs), err)
+		}
+	}
+	if n := len(e.renders); n != 0 {
+		t.Errorf("%d places still taken after the renders ended; want 0", n)
 	}
 }
