@@ -71,17 +71,30 @@ func paintBackground(img *image.RGBA, s [32]byte) {
 	if span == 0 {
 		return
 	}
+	// A pixel's colour depends only on its diagonal t = x+y (the
+	// gradient) and on dirX*x+dirY*y (its stripe): both are tables made
+	// once per image, not three divisions and a modulo per pixel
+	// (backgroundAt is the rule pixel by pixel, TestBackgroundTables).
+	plain, light := make([][3]uint8, span), make([][3]uint8, span)
+	for t := range span {
+		lerp := func(a, b uint8) int { return (int(a)*(span-t) + int(b)*t) / span }
+		r, g, bl := lerp(c1.R, c2.R), lerp(c1.G, c2.G), lerp(c1.B, c2.B)
+		plain[t] = [3]uint8{uint8(r), uint8(g), uint8(bl)}
+		light[t] = [3]uint8{uint8(r + (255-r)/8), uint8(g + (255-g)/8), uint8(bl + (255-bl)/8)}
+	}
+	lit := make([]bool, 2*span) // by dirX*x+dirY*y+span, which is in [1, 2*span)
+	for i := range lit {
+		lit[i] = (i/period)%2 == 0
+	}
 	for y := 0; y < h; y++ {
 		row := img.Pix[y*img.Stride : y*img.Stride+4*w]
 		for x := 0; x < w; x++ {
-			t := x + y // 0 … span along the diagonal
-			lerp := func(a, b uint8) int { return (int(a)*(span-t) + int(b)*t) / span }
-			r, g, bl := lerp(c1.R, c2.R), lerp(c1.G, c2.G), lerp(c1.B, c2.B)
-			if ((dirX*x+dirY*y+span)/period)%2 == 0 {
-				r, g, bl = r+(255-r)/8, g+(255-g)/8, bl+(255-bl)/8
+			c := plain[x+y]
+			if lit[dirX*x+dirY*y+span] {
+				c = light[x+y]
 			}
 			p := row[4*x : 4*x+4]
-			p[0], p[1], p[2], p[3] = uint8(r), uint8(g), uint8(bl), 255
+			p[0], p[1], p[2], p[3] = c[0], c[1], c[2], 255
 		}
 	}
 }

@@ -448,3 +448,46 @@ func TestRendersBounded(t *testing.T) {
 		t.Errorf("%d places still taken after the renders ended; want 0", n)
 	}
 }
+
+// backgroundAt is paintBackground's rule for one pixel, computed directly.
+func backgroundAt(s [32]byte, w, h, x, y int) color.RGBA {
+	c1, c2, _ := palette(s)
+	period := 24 + int(s[6])%40
+	dirX, dirY := 1, 1
+	if s[7]&1 == 1 {
+		dirX = -1
+	}
+	span := w + h
+	t := x + y
+	lerp := func(a, b uint8) int { return (int(a)*(span-t) + int(b)*t) / span }
+	r, g, bl := lerp(c1.R, c2.R), lerp(c1.G, c2.G), lerp(c1.B, c2.B)
+	if ((dirX*x+dirY*y+span)/period)%2 == 0 {
+		r, g, bl = r+(255-r)/8, g+(255-g)/8, bl+(255-bl)/8
+	}
+	return color.RGBA{uint8(r), uint8(g), uint8(bl), 255}
+}
+
+// TestBackgroundTables: the background painted from its tables is, pixel
+// for pixel, the rule computed directly, for both stripe directions and
+// for square, wide, tall and one-pixel images.
+func TestBackgroundTables(t *testing.T) {
+	for _, size := range [][2]int{{64, 64}, {97, 31}, {13, 120}, {1, 1}} {
+		for k := range 8 {
+			var s [32]byte
+			for i := range s {
+				s[i] = byte(k*37 + i*11)
+			}
+			s[7] = byte(k) // both directions
+			w, h := size[0], size[1]
+			img := image.NewRGBA(image.Rect(0, 0, w, h))
+			paintBackground(img, s)
+			for y := range h {
+				for x := range w {
+					if got, want := img.RGBAAt(x, y), backgroundAt(s, w, h, x, y); got != want {
+						t.Fatalf("%dx%d seed %d: pixel (%d,%d) = %v; want %v", w, h, k, x, y, got, want)
+					}
+				}
+			}
+		}
+	}
+}
