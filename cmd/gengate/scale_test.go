@@ -151,11 +151,18 @@ func (c *scaleCluster) base(i int) string {
 	return c.apis[i%len(c.apis)].base
 }
 
-// killOne SIGKILLs one process chosen at random and starts a new one in
-// its place (a new port for an API process). Only one process is ever down
-// at a time, so the other API process keeps serving.
-func (c *scaleCluster) killOne(ctx context.Context, rng *rand.Rand) error {
+// killOne SIGKILLs one process and starts a new one in its place (a new
+// port for an API process): an API process when api is 1, a worker when
+// it is 0, and one chosen at random among all when it is -1. Only one
+// process is ever down at a time, so the other API process keeps serving.
+func (c *scaleCluster) killOne(ctx context.Context, rng *rand.Rand, api int) error {
 	n := rng.IntN(len(c.apis) + len(c.workers))
+	switch api {
+	case 1:
+		n = rng.IntN(len(c.apis))
+	case 0:
+		n = len(c.apis) + rng.IntN(len(c.workers))
+	}
 	c.mu.Lock()
 	isAPI := n < len(c.apis)
 	var victim *process
@@ -427,7 +434,14 @@ func TestScaleOutChaos(t *testing.T) {
 				return
 			case <-time.After(time.Duration(1000+rng.IntN(1000)) * time.Millisecond):
 			}
-			if err := c.killOne(ctx, rng); err != nil {
+			// The first two kills are an API process, then a worker, so
+			// that every run kills both kinds (ten random picks were all
+			// workers once in a few hundred runs); the rest are random.
+			api := -1
+			if n < 2 {
+				api = 1 - n
+			}
+			if err := c.killOne(ctx, rng, api); err != nil {
 				chaosErr = err
 				return
 			}
