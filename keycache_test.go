@@ -130,7 +130,7 @@ func TestKeyCacheServesFromMemory(t *testing.T) {
 func TestKeyCacheFollowsTheCounter(t *testing.T) {
 	ctx := context.Background()
 	store := &countingStore{DB: sqltest.Open(t, "sqlite")}
-	clock := &stepClock{t: time.Now()}
+	clock := &testClock{t: time.Now()}
 	svc := keyService(store, 3*time.Second, nil)
 	svc.Keys.Now = clock.Now
 	secret, id, _ := newKey(t, store)
@@ -275,22 +275,4 @@ func TestKeyRevokedInOneProcessRefusedByAnother(t *testing.T) {
 			t.Logf("the other process read the key %d times for 3 authentications and the refusal", stores[1].finds.Load())
 		})
 	}
-}
-
-// stepClock is a clock that moves only when told.
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stepClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }

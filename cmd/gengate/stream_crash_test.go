@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,20 +23,7 @@ import (
 // SweepPartial once old (internal/blob tests).
 func TestCrashMidOutputStream(t *testing.T) {
 	const size = 64 << 20
-	hold := make(chan struct{})
-	up, err := startFakeReplicate(size, hold)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(hold)
-		}
-	}
-	defer release()
+	up, release := heldReplicate(t, size)
 	dir, dbURL, args := crashSetup(t, "sqlite", "0s", "2s")
 	cfg := filepath.Join(t.TempDir(), "providers.yaml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  replicate:\n    apiKey: k\n    baseUrl: http://%s/v1\n", up.Addr)), 0o600); err != nil {
@@ -120,4 +108,23 @@ func TestCrashMidOutputStream(t *testing.T) {
 	if n := up.files.Load(); n != 2 {
 		t.Errorf("the output was requested %d times, want 2 (the killed stream, the new one)", n)
 	}
+}
+
+// heldReplicate starts the fake Replicate upstream with its outputs'
+// downloads held until release is called (once; the test's end releases
+// them too, then closes the fake).
+func heldReplicate(t *testing.T, size int64) (up *fakeReplicate, release func()) {
+	t.Helper()
+	hold := make(chan struct{})
+	up, err := startFakeReplicate(size, hold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(func() {
+		release()
+		up.Close()
+	})
+	return up, release
 }

@@ -27,20 +27,7 @@ func TestLeaseTakeoverLogged(t *testing.T) {
 	for _, dialect := range sqltest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			hold := make(chan struct{})
-			up, err := startFakeReplicate(1<<20, hold)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer up.Close()
-			released := false
-			release := func() {
-				if !released {
-					released = true
-					close(hold)
-				}
-			}
-			defer release()
+			up, release := heldReplicate(t, 1<<20)
 			dir, dbURL, args := crashSetup(t, dialect, "0s", "2s")
 			cfg := filepath.Join(t.TempDir(), "providers.yaml")
 			if err := os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  replicate:\n    apiKey: k\n    baseUrl: http://%s/v1\n", up.Addr)), 0o600); err != nil {
