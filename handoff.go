@@ -47,7 +47,7 @@ func (s *Service) claimAtCreation(t *Task) bool {
 // submitting under this process's lease, its first claim counted.
 func (s *Service) claimed(t *Task) *Task {
 	c := *t
-	c.Status, c.LeaseToken, c.LeaseUntil, c.Attempts = StatusSubmitting, s.Owner+":"+NewID()[:8], s.now().Add(s.lease()), 1
+	c.Status, c.LeaseToken, c.LeaseUntil, c.Attempts = StatusSubmitting, NewLeaseToken(s.Owner), s.now().Add(s.lease()), 1
 	return &c
 }
 

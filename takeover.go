@@ -20,6 +20,11 @@ type LeaseTakeovers struct{ n atomic.Int64 }
 // Count is the number of takeovers so far.
 func (c *LeaseTakeovers) Count() int64 { return c.n.Load() }
 
+// NewLeaseToken is a new claim's lease token for the process owner: the
+// Owner of its Service, then a suffix of the claim's own. LeaseOwner reads
+// the owner back.
+func NewLeaseToken(owner string) string { return owner + ":" + NewID()[:8] }
+
 // LeaseOwner is the process that held a lease token: the Owner of its
 // Service (host:pid:id), the token less the claim's own suffix.
 func LeaseOwner(token string) string {

@@ -484,7 +484,7 @@ func (s *DB) ClaimTask(ctx context.Context, id, owner string, now time.Time, lea
 		}
 		return tasks[0], nil
 	}
-	token := owner + ":" + gengate.NewID()[:8]
+	token := gengate.NewLeaseToken(owner)
 	var t *gengate.Task
 	err := s.write(ctx, func(ctx context.Context, q dbtx) error {
 		var err error
@@ -556,7 +556,7 @@ func (s *DB) claimTasks(ctx context.Context, owner string, now time.Time, lease 
 	if limit < 1 {
 		return nil, nil
 	}
-	token := owner + ":" + gengate.NewID()[:8]
+	token := gengate.NewLeaseToken(owner)
 	if !s.postgres {
 		return s.claimThenRead(ctx, token, now, lease, limit, checkpoint)
 	}
