@@ -65,8 +65,15 @@ func newGroupCreate(t *gengate.Task, options, inputs, route, inputURLs string) *
 	}
 }
 
-// taskInsertArgs is a new task's row for the columns of the tasks INSERT
-// (CreateTask's and taskInserts'), in their order.
+// taskInsertInto is the head of every tasks INSERT (CreateTask's and
+// taskInserts'), up to its VALUES: the columns of taskInsertArgs, in their
+// order.
+const taskInsertInto = `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
+	idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls,
+	lease_token, lease_until, attempts) VALUES `
+
+// taskInsertArgs is a new task's row for the columns of taskInsertInto,
+// in their order.
 func taskInsertArgs(t *gengate.Task, options, inputs, route, inputURLs string) []any {
 	var leaseUntil int64
 	if t.LeaseToken != "" { // created already claimed (gengate.Handoff)
@@ -270,10 +277,7 @@ var taskInserts, ledgerInserts = func() (tasks, ledger map[int]string) {
 		if n > exactSizes && n < maxInsertRows {
 			continue
 		}
-		tasks[n] = `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
-			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls,
-			lease_token, lease_until, attempts) VALUES ` +
-			rows(n, taskInsertCols)
+		tasks[n] = taskInsertInto + rows(n, taskInsertCols)
 		ledger[n] = `INSERT INTO ledger (account_id, task_id, kind, amount, note, created_at) VALUES ` + rows(n, ledgerInsertCols)
 	}
 	return tasks, ledger

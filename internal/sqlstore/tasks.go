@@ -333,10 +333,8 @@ func (s *DB) CreateTask(ctx context.Context, t *gengate.Task) (gengate.CreateRes
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, account_id, model_id, type, status, prompt, options, inputs, cost,
-			idempotency_key, fingerprint, engine, review_reason, run_at, created_at, updated_at, route, key_id, input_urls,
-			lease_token, lease_until, attempts)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		_, err = tx.ExecContext(ctx, taskInsertInto+
+			`($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 			taskInsertArgs(t, options, string(inputs), route, inputURLs)...)
 		if err != nil {
 			return err
