@@ -96,24 +96,12 @@ func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic 
 	}
 	defer conn.Close()
 	if s.postgres {
-		var body, config string
-		if err := conn.QueryRowContext(ctx, `SELECT prosrc, array_to_string(proconfig, E'\n') FROM pg_proc
-			WHERE proname = $1 AND pronamespace = current_schema()::regnamespace`, fn).Scan(&body, &config); err != nil {
+		body, err := functionQuery(ctx, conn, fn)
+		if err != nil {
 			return "", err
-		}
-		for _, c := range strings.Split(config, "\n") {
-			name, value, _ := strings.Cut(c, "=")
-			if _, err := conn.ExecContext(ctx, `SELECT set_config($1, $2, false)`, name, value); err != nil {
-				return "", err
-			}
 		}
 		defer conn.ExecContext(ctx, `DEALLOCATE claim_plan`)
 		defer conn.ExecContext(ctx, `RESET ALL`)
-		// A PL/pgSQL body is one RETURN QUERY: its query is the plan.
-		if q, ok := strings.CutPrefix(strings.TrimSpace(body), "BEGIN\nRETURN QUERY\n"); ok {
-			body = strings.TrimSuffix(strings.TrimSpace(q), "END;")
-			body = strings.TrimSuffix(strings.TrimSpace(body), ";")
-		}
 		for i, p := range []string{"p_token", "p_until", "p_now", "p_limit"} {
 			body = strings.ReplaceAll(body, p, fmt.Sprintf("$%d", i+1))
 		}
@@ -154,6 +142,85 @@ func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic 
 		line, _ := vals[len(vals)-1].(string)
 		if b, ok := vals[len(vals)-1].([]byte); ok {
 			line = string(b)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
+// functionQuery returns the one query of the function fn (a LANGUAGE sql
+// body, or a PL/pgSQL one that is one RETURN QUERY) and applies fn's
+// settings (its SET clauses) to conn, so that the query is planned as it
+// is inside fn. The caller resets conn's settings (RESET ALL).
+func functionQuery(ctx context.Context, conn *sql.Conn, fn string) (string, error) {
+	body, err := functionSource(ctx, conn, fn, -1)
+	if err != nil {
+		return "", err
+	}
+	if q, ok := strings.CutPrefix(strings.TrimSpace(body), "BEGIN\nRETURN QUERY\n"); ok {
+		body = strings.TrimSuffix(strings.TrimSpace(q), "END;")
+	}
+	return strings.TrimSuffix(strings.TrimSpace(body), ";"), nil
+}
+
+// functionSource returns the body of the function fn of nargs arguments
+// (any number if negative) and applies its settings to conn.
+func functionSource(ctx context.Context, conn *sql.Conn, fn string, nargs int) (string, error) {
+	var body, config string
+	if err := conn.QueryRowContext(ctx, `SELECT prosrc, coalesce(array_to_string(proconfig, E'\n'), '') FROM pg_proc
+		WHERE proname = $1 AND ($2 < 0 OR pronargs = $2) AND pronamespace = current_schema()::regnamespace`,
+		fn, nargs).Scan(&body, &config); err != nil {
+		return "", err
+	}
+	for _, c := range strings.Split(config, "\n") {
+		name, value, ok := strings.Cut(c, "=")
+		if !ok {
+			continue
+		}
+		if _, err := conn.ExecContext(ctx, `SELECT set_config($1, $2, false)`, name, value); err != nil {
+			return "", err
+		}
+	}
+	return body, nil
+}
+
+// CreateKeysPlan returns PostgreSQL's plan of gengate_create_tasks'
+// Idempotency-Key lookup (the batch's keys already used), taken from the
+// function's body and planned under the function's settings, generic as
+// PL/pgSQL settles on for a statement run many times.
+func (s *DB) CreateKeysPlan(ctx context.Context) (string, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	defer conn.ExecContext(ctx, `RESET ALL`)
+	body, err := functionSource(ctx, conn, "gengate_create_tasks", 23)
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?s)SELECT coalesce\(array_agg\(t\.account_id[^;]*idempotency_key = u\.ikey`).FindString(body)
+	if m == "" {
+		return "", fmt.Errorf("no Idempotency-Key lookup in gengate_create_tasks:\n%s", body)
+	}
+	q := strings.NewReplacer(" INTO used", "", "p_account", "$1", "p_key", "$2").Replace(m)
+	defer conn.ExecContext(ctx, `DEALLOCATE keys_plan`)
+	if _, err := conn.ExecContext(ctx, `PREPARE keys_plan (text[], text[]) AS `+q); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		return "", err
+	}
+	var lines []string
+	rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE keys_plan ('{a,a}', '{k1,k2}')`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
 		}
 		lines = append(lines, line)
 	}
@@ -324,8 +391,9 @@ func (s *DB) StepBatches() (batches, items int64) {
 
 // SaveStepsPlan returns the database's plan of the UPDATE that writes two
 // step records together (EXPLAIN QUERY PLAN on SQLite; on PostgreSQL
-// EXPLAIN of the generic plan of the prepared statement, the one
-// PostgreSQL settles on for a statement run many times).
+// EXPLAIN of the generic plan of gengate_save_steps' query under the
+// function's settings, the plan PL/pgSQL settles on for a statement run
+// many times).
 func (s *DB) SaveStepsPlan(ctx context.Context) (string, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -335,10 +403,14 @@ func (s *DB) SaveStepsPlan(ctx context.Context) (string, error) {
 	var q string
 	var args []any
 	if s.postgres {
+		body, err := functionQuery(ctx, conn, "gengate_save_steps")
+		if err != nil {
+			return "", err
+		}
 		defer conn.ExecContext(ctx, `DEALLOCATE steps_plan`)
-		defer conn.ExecContext(ctx, `RESET plan_cache_mode`)
+		defer conn.ExecContext(ctx, `RESET ALL`)
 		if _, err := conn.ExecContext(ctx, `PREPARE steps_plan (text[], text[], bigint[], text[], text[], int[], text[], bigint[],
-			bigint[], text[], int[], text[], text[], text[]) AS `+pgSaveStepsSQL); err != nil {
+			bigint[], text[], int[], text[], text[], text[]) AS `+body); err != nil {
 			return "", err
 		}
 		if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {

@@ -169,17 +169,11 @@ func collectIDs(ctx context.Context, q querier, query string, args []any, ids ma
 }
 
 // pgSaveStepsSQL writes step records given as arrays, one element per
-// record, in stepCols order.
-const pgSaveStepsSQL = `UPDATE tasks SET status = v.status, upstream_id = v.upstream_id, run_at = v.run_at,
-	error_code = v.error_code, error_message = v.error_message, input_fault = v.input_fault,
-	review_reason = v.review_reason, updated_at = v.updated_at, completed_at = v.completed_at,
-	attempts = v.attempts, engine = v.engine, route = v.route, lease_token = '', lease_until = 0
-	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[],
-		$9::bigint[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[])
-		AS v(status, upstream_id, run_at, error_code, error_message, input_fault, review_reason, updated_at,
-			completed_at, id, attempts, engine, route, token)
-	WHERE tasks.id = v.id AND tasks.lease_token = v.token AND ` + tasksIsActive + `
-	RETURNING tasks.id`
+// record, in stepCols order: gengate_save_steps (migration 00043) is the
+// UPDATE of SQLite's stepUpdates, in a function whose settings keep its
+// plan on the primary key whatever the table's statistics say.
+const pgSaveStepsSQL = `SELECT * FROM gengate_save_steps($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],
+	$6::int[], $7::text[], $8::bigint[], $9::bigint[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[])`
 
 // pgStepMax is the most step records one PostgreSQL batch writes.
 const pgStepMax = 128
