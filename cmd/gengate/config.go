@@ -124,6 +124,8 @@ type Config struct {
 	// SandboxRenders caps the sandbox's renders at once (0: as many as
 	// processors).
 	SandboxRenders int
+	// Procs is GOMAXPROCS (0: procs.go's default).
+	Procs int
 	// ConfigFile is the --config YAML file of providers and routes.
 	ConfigFile string
 	// ShutdownGrace is how long in-flight requests and task steps may run
@@ -270,6 +272,8 @@ func (c *Config) Validate() error {
 		return errors.New("--max-cpu-jobs must be ≥ 1")
 	case c.SandboxRenders < 0:
 		return errors.New("--sandbox-renders must be ≥ 0")
+	case c.Procs < 0:
+		return errors.New("--procs must be ≥ 0")
 	case c.MetricsRefresh < time.Second:
 		return errors.New("--metrics-refresh must be ≥ 1s")
 	case c.MetricsToken != "" && len(c.MetricsToken) < 16:
@@ -440,6 +444,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		f.size(&c.InputURLMinBytes, "input-url-min-bytes", gengate.DefaultInputURLMinBytes, "inputs of at least this many bytes go to fal and Replicate as a URL instead of a data: URI (presigned by S3 storage, or signed by gengate under --public-url with local storage; local storage without --public-url always sends data: URIs), and to the Gemini API's image models through its Files API instead of inline (-1: never)"),
 		f.integer(&c.MaxCPUJobs, "max-cpu-jobs", builtin.DefaultMaxJobs, "builtin image operations (remove-bg, upscale, ...) admitted and run at once by this process; over it: 503 OVERLOADED"),
 		f.integer(&c.SandboxRenders, "sandbox-renders", 0, "sandbox tasks whose outputs this process renders at once; more wait for a place (0: as many as processors)"),
+		f.integer(&c.Procs, "procs", 0, "threads running Go code at once, GOMAXPROCS (0: the GOMAXPROCS environment variable if set, else twice the processors with SQLite, whose fsyncs block threads, and the processors with PostgreSQL)"),
 		f.size(&c.MaxDecodeMemory, "max-decode-memory", fetch.DefaultMaxDecodeMemory, "memory all inputs being fetched and decoded at once may take, in bytes; over it: 503 OVERLOADED"),
 		f.dur(&c.MetricsRefresh, "metrics-refresh", 10*time.Second, "how old the task counts of /metrics may get before a scrape counts again"),
 		f.float(&c.RateLimit, "rate-limit", 0, "generate calls per second per API key (0: no limit)"),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,6 +66,8 @@ var errCutShort = errors.New("shutdown cut short: --shutdown-grace ran out with 
 func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(string) string, stdout io.Writer) error {
 	var err error
 	startLine(log, cfg)
+	cpus, procs := setProcs(cfg, getenv)
+	log.Info("processors", "cpus", cpus, "procs", procs)
 	// Every connection, a parked synchronous wait included, holds a file:
 	// the soft file limit goes up to the hard one, and --max-conns (0)
 	// follows it.
@@ -92,8 +95,8 @@ func runServe(ctx context.Context, cfg *Config, log *slog.Logger, getenv func(st
 	if err != nil {
 		return err
 	}
-	if sb, ok := engs.All["sandbox"].(*sandbox.Engine); ok && cfg.SandboxRenders > 0 {
-		sb.SetMaxRenders(cfg.SandboxRenders)
+	if sb, ok := engs.All["sandbox"].(*sandbox.Engine); ok {
+		sb.SetMaxRenders(cmp.Or(cfg.SandboxRenders, cpus))
 	}
 	if b, ok := engs.All["builtin"].(*builtin.Engine); ok {
 		// The CPU cap admits jobs where they run: an API-only process
