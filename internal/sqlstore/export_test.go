@@ -119,6 +119,12 @@ func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic 
 	} else {
 		q = "EXPLAIN QUERY PLAN " + q
 	}
+	return planText(ctx, conn, q, args...)
+}
+
+// planText runs the EXPLAIN q on conn and returns its plan, one line per
+// row (the last column holds the plan text on both databases).
+func planText(ctx context.Context, conn *sql.Conn, q string, args ...any) (string, error) {
 	rows, err := conn.QueryContext(ctx, q, args...)
 	if err != nil {
 		return "", err
@@ -138,7 +144,6 @@ func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic 
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", err
 		}
-		// The last column is the plan text on both databases.
 		line, _ := vals[len(vals)-1].(string)
 		if b, ok := vals[len(vals)-1].([]byte); ok {
 			line = string(b)
@@ -211,20 +216,7 @@ func (s *DB) CreateKeysPlan(ctx context.Context) (string, error) {
 	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		return "", err
 	}
-	var lines []string
-	rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE keys_plan ('{a,a}', '{k1,k2}')`)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return "", err
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n"), rows.Err()
+	return planText(ctx, conn, `EXPLAIN EXECUTE keys_plan ('{a,a}', '{k1,k2}')`)
 }
 
 // HoldWriter makes the SQLite writer run, in a batch of its own, a write
@@ -424,32 +416,7 @@ func (s *DB) SaveStepsPlan(ctx context.Context) (string, error) {
 			args = append(args, "running", "u", 1, "", "", 0, "", 1, 0, "a", 0, "sandbox", "", "t")
 		}
 	}
-	rows, err := conn.QueryContext(ctx, q, args...)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return "", err
-	}
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", err
-		}
-		line, _ := vals[len(vals)-1].(string)
-		if b, ok := vals[len(vals)-1].([]byte); ok {
-			line = string(b)
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n"), rows.Err()
+	return planText(ctx, conn, q, args...)
 }
 
 // HoldSteps makes the PostgreSQL step saver leave the records sent to it
