@@ -35,15 +35,15 @@ var startProcs = runtime.GOMAXPROCS(0)
 // the processors on SQLite and the processors on PostgreSQL. It returns
 // the processors the process may use and the GOMAXPROCS it set.
 func setProcs(cfg *Config, getenv func(string) string) (cpus, procs int) {
-	cpus, procs = startProcs, cfg.Procs
-	if v, err := strconv.Atoi(getenv("GOMAXPROCS")); err == nil && v > 0 && procs == 0 {
-		procs = cpus // the runtime read it at start
-	}
-	if procs == 0 {
-		procs = cpus
-		if !sqlstore.IsPostgres(cfg.Database) {
-			procs = 2 * cpus
-		}
+	cpus = startProcs
+	env, err := strconv.Atoi(getenv("GOMAXPROCS"))
+	switch {
+	case cfg.Procs > 0:
+		procs = cfg.Procs
+	case err == nil && env > 0, sqlstore.IsPostgres(cfg.Database):
+		procs = cpus // with the variable set, the runtime read it at start
+	default:
+		procs = 2 * cpus
 	}
 	runtime.GOMAXPROCS(procs)
 	return cpus, procs
