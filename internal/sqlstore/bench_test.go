@@ -147,3 +147,43 @@ func BenchmarkCreateTask16(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFinishTask16 finishes claimed tasks, each with one output and
+// its upstream cost, from 16 concurrent callers (a busy server's
+// workers): on SQLite their finishes share the writer's batches and are
+// written together (finishbatch.go). The tasks are created and claimed
+// before the timer starts.
+func BenchmarkFinishTask16(b *testing.B) {
+	for _, d := range sqltest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			ctx := b.Context()
+			s := sqltest.Open(b, d)
+			a := newAccount(b, s, 1<<40)
+			claims := make(chan *gengate.Task, b.N)
+			for range b.N {
+				task := newTask(a.ID, 1)
+				task.LeaseToken, task.LeaseUntil = gengate.NewToken(), t0.Add(time.Hour) // created claimed (gengate.Handoff)
+				if _, err := s.CreateTask(ctx, task); err != nil {
+					b.Fatal(err)
+				}
+				task.Status, task.UpdatedAt, task.CompletedAt = gengate.StatusSucceeded, t0, t0
+				task.UpstreamCost = &gengate.UpstreamCost{Known: true, MicroUSD: 3000, Basis: "bench"}
+				task.Outputs = []gengate.Creation{{ID: gengate.NewID(), AccountID: a.ID, TaskID: task.ID, Key: "outputs/" + task.ID + "/0.png",
+					Token: gengate.NewToken(), ContentType: "image/png", Ext: "png", Size: 1, CreatedAt: t0}}
+				claims <- task
+			}
+			close(claims)
+			b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := s.FinishTask(ctx, <-claims, 0); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "finishes/s")
+		})
+	}
+}

@@ -496,3 +496,9 @@ func (s *DB) Opcodes(ctx context.Context, query string) ([]string, error) {
 	}
 	return s.explainColumn(ctx, "EXPLAIN "+query, make([]any, n), 1) // the opcode
 }
+
+// FinishBatches returns how many groups of finishes the SQLite writer
+// wrote together, and how many finishes they held (finishbatch.go).
+func (s *DB) FinishBatches() (batches, items int64) {
+	return s.w.finishGroups.Load(), s.w.finishItems.Load()
+}

@@ -83,7 +83,10 @@ type writeJob struct {
 	// step, when set, is a plain step record that the writer may write
 	// with the others of its batch (stepbatch.go); fn writes it alone.
 	step *taskUpdate
-	done chan error // buffered: the writer never waits for a caller
+	// finish, when set, is a plain finish that the writer may write with
+	// the others of its batch (finishbatch.go); fn writes it alone.
+	finish *groupFinish
+	done   chan error // buffered: the writer never waits for a caller
 	// sent and taken time its stages (writestages.go): when its caller
 	// sent it, when the writer took it.
 	sent, taken time.Time
@@ -110,6 +113,9 @@ type groupWriter struct {
 	// stepGroups and stepItems count the groups of step records written
 	// together (stepbatch.go) and the records in them.
 	stepGroups, stepItems atomic.Int64
+	// finishGroups and finishItems count the groups of finishes written
+	// together (finishbatch.go) and the finishes in them.
+	finishGroups, finishItems atomic.Int64
 	// batches, jobs and busy count the batches committed (or failed), the
 	// writes in them and the time spent running them, COMMIT included:
 	// the writer's work, which bounds what SQLite can do.
@@ -149,6 +155,12 @@ func (w *groupWriter) doCreate(ctx context.Context, c *groupCreate, fn writeFunc
 // other steps of its batch, or runs fn, which writes it alone.
 func (w *groupWriter) doStep(ctx context.Context, u *taskUpdate, fn writeFunc) error {
 	return w.send(ctx, &writeJob{ctx: ctx, fn: fn, step: u})
+}
+
+// doFinish is do for a plain finish: the writer writes f with the other
+// finishes of its batch, or runs fn, which writes it alone.
+func (w *groupWriter) doFinish(ctx context.Context, f *groupFinish, fn writeFunc) error {
+	return w.send(ctx, &writeJob{ctx: ctx, fn: fn, finish: f})
 }
 
 func (w *groupWriter) send(ctx context.Context, j *writeJob) error {
@@ -299,6 +311,11 @@ func (w *groupWriter) commit(batch []*writeJob) {
 	}
 	// Then the plain step records, together (stepbatch.go).
 	if err := w.saveStepsTogether(ctx, tx, batch, made, errs); err != nil {
+		abort(err)
+		return
+	}
+	// Then the plain finishes, together (finishbatch.go).
+	if err := w.finishTogether(ctx, tx, batch, made, errs); err != nil {
 		abort(err)
 		return
 	}

@@ -747,20 +747,27 @@ func (u taskUpdate) conflict() error {
 // creations or its refund, in one transaction.
 func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error {
 	u := newTaskUpdate(t, true)
-	// The outputs' tokens as stored (filetokens.go), made here rather than
-	// on the writer.
-	digests, sealed := make([]string, len(t.Outputs)), make([]string, len(t.Outputs))
+	// The outputs' rows, their tokens as stored (filetokens.go), made here
+	// rather than on the writer.
+	creations := make([][]any, len(t.Outputs))
 	for i, c := range t.Outputs {
-		digests[i], sealed[i] = s.storedToken(c.Token, c.ID)
+		digest, sealed := s.storedToken(c.Token, c.ID)
+		creations[i] = []any{c.ID, c.AccountID, c.TaskID, c.Index, c.Key, digest, sealed, c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)}
 	}
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	cost := upstreamCostArgs(t)
+	outbox := func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.addWebhookEvent(ctx, tx, t); err != nil { // the outbox: webhooks.go
+			return err
+		}
+		return s.notify(ctx, tx, ChannelTask, t.ID)
+	}
+	alone := func(ctx context.Context, tx *sql.Tx) error {
 		if err := u.run(ctx, tx); err != nil {
 			return err
 		}
-		for i, c := range t.Outputs {
+		for _, row := range creations {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO creations (`+creationColumns+`)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				c.ID, c.AccountID, c.TaskID, c.Index, c.Key, digests[i], sealed[i], c.ContentType, c.Ext, c.Size, ms(c.CreatedAt)); err != nil {
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, row...); err != nil {
 				return err
 			}
 		}
@@ -775,16 +782,21 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 				return err
 			}
 		}
-		if t.Status == gengate.StatusSucceeded && t.UpstreamCost != nil { // upstreamcost.go
+		if cost != nil { // upstreamcosts.go
 			if err := insertUpstreamCost(ctx, tx, t); err != nil {
 				return err
 			}
 		}
-		if err := s.addWebhookEvent(ctx, tx, t); err != nil { // the outbox: webhooks.go
-			return err
-		}
-		return s.notify(ctx, tx, ChannelTask, t.ID)
-	})
+		return outbox(ctx, tx)
+	}
+	var err error
+	if s.w != nil && refund == 0 && u.groupable() {
+		// The writer writes it with the other finishes of its batch
+		// (finishbatch.go).
+		err = s.w.doFinish(ctx, &groupFinish{u: &u, creations: creations, cost: cost, outbox: outbox}, alone)
+	} else {
+		err = s.tx(ctx, alone)
+	}
 	if err == nil {
 		t.LeaseToken = ""
 	}

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -18,11 +17,8 @@ const costKeep = gengate.CostWindow + 24*time.Hour
 // transaction that finishes it; a second finish of the same task (a step
 // run again) changes nothing.
 func insertUpstreamCost(ctx context.Context, tx execer, t *gengate.Task) error {
-	c := t.UpstreamCost
-	micro := sql.NullInt64{Int64: c.MicroUSD, Valid: c.Known}
-	_, err := tx.ExecContext(ctx, `INSERT INTO upstream_costs (task_id, model_id, engine, upstream, credits, micro_usd, basis, completed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (task_id) DO NOTHING`,
-		t.ID, t.ModelID, t.Engine, t.Route.Upstream, t.Cost, micro, c.Basis, ms(t.CompletedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO upstream_costs (`+upstreamCostColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (task_id) DO NOTHING`, upstreamCostArgs(t)...)
 	return err
 }
 

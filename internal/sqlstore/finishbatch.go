@@ -1,0 +1,200 @@
+package sqlstore
+
+// Task finishes written together on SQLite.
+//
+// Every task that succeeds ends with FinishTask: its final record under
+// the claim's lease, a creations row for each output, its upstream cost,
+// and the webhook outbox's events. Made one by one on the writer, each
+// finish cost a SAVEPOINT, the UPDATE, an INSERT per output, the cost's
+// INSERT, the outbox's INSERT … SELECT and a RELEASE; with many workers
+// the finishes arrive together, as the step records do (stepbatch.go),
+// and they were the largest part of the writer's work per task.
+//
+// So the plain finishes of a batch (those that refund nothing and give the
+// lease up under its token; at least two, one per task) are written
+// together, in one savepoint:
+//
+//  1. one UPDATE of many rows, each under its own lease guard (the step
+//     records' statement: a finish is a step record that ends the task);
+//     the rows it updated are the finishes that hold, and the others are
+//     answered EConflict, as their own UPDATE would have been;
+//  2. the creations of the finishes that hold, in multi-row INSERTs;
+//  3. their upstream costs, in multi-row INSERTs;
+//  4. each one's outbox statements, which depend on its task's webhooks
+//     and its account's endpoints, one finish after the other.
+//
+// A statement that fails rolls the group back to its savepoint, and each
+// finish is then written alone, as before, so one bad finish fails only
+// itself. A finish with a refund (a failed or cancelled task: the
+// account's balance, the ledger and the key's spend) is always written
+// alone. The answers come after the batch's COMMIT, like every other
+// write's.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/gengate/gengate"
+)
+
+// groupFinish is a plain finish sent to the writer: the task's final
+// record and its rows' parameters, made by the caller's goroutine.
+type groupFinish struct {
+	u         *taskUpdate
+	creations [][]any // one row of creationCols per output
+	cost      []any   // the upstream cost's row (costCols), or nil
+	// outbox writes the finish's webhook events once its record holds.
+	outbox writeFunc
+}
+
+const (
+	creationCols = 11 // creationColumns
+	costCols     = 8  // upstreamCostColumns
+)
+
+// upstreamCostColumns are the columns of an upstream cost's row, in the
+// order of upstreamCostArgs.
+const upstreamCostColumns = `task_id, model_id, engine, upstream, credits, micro_usd, basis, completed_at`
+
+// upstreamCostArgs is t's upstream cost's row, or nil when it has none to
+// record (only a succeeded task's is).
+func upstreamCostArgs(t *gengate.Task) []any {
+	if t.Status != gengate.StatusSucceeded || t.UpstreamCost == nil {
+		return nil
+	}
+	c := t.UpstreamCost
+	micro := sql.NullInt64{Int64: c.MicroUSD, Valid: c.Known}
+	return []any{t.ID, t.ModelID, t.Engine, t.Route.Upstream, t.Cost, micro, c.Basis, ms(t.CompletedAt)}
+}
+
+// creationInserts[n] and costInserts[n] insert n rows (n up to
+// exactSizes, or maxInsertRows, as createbatch.go's INSERTs do).
+var creationInserts, costInserts = func() (creations, costs map[int]string) {
+	creations, costs = map[int]string{}, map[int]string{}
+	for n := 1; n <= maxInsertRows; n++ {
+		if n > exactSizes && n < maxInsertRows {
+			continue
+		}
+		creations[n] = `INSERT INTO creations (` + creationColumns + `) VALUES ` + rows(n, creationCols)
+		costs[n] = `INSERT INTO upstream_costs (` + upstreamCostColumns + `) VALUES ` + rows(n, costCols) +
+			` ON CONFLICT (task_id) DO NOTHING`
+	}
+	return creations, costs
+}()
+
+// finishTogether writes the plain finishes among the jobs of batch (one
+// per task, none of a task whose step record the batch holds too) in one
+// savepoint of tx; it marks them in made and sets errs for those whose
+// lease no longer held. It returns an error only when the savepoint itself
+// fails; a failure of the group's statements undoes the group and leaves
+// each finish to be written alone.
+func (w *groupWriter) finishTogether(ctx context.Context, tx *sql.Tx, batch []*writeJob, made []bool, errs []error) error {
+	count := map[string]int{}
+	for _, j := range batch {
+		switch {
+		case j.finish != nil:
+			count[j.finish.u.id]++
+		case j.step != nil:
+			count[j.step.id]++
+		}
+	}
+	var group []int
+	for i, j := range batch {
+		if j.finish == nil || made[i] || j.ctx.Err() != nil || count[j.finish.u.id] > 1 {
+			continue
+		}
+		group = append(group, i)
+	}
+	if len(group) < 2 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT finishes`); err != nil {
+		return err
+	}
+	saved, err := runFinishes(ctx, tx, batch, group)
+	if err != nil {
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO finishes`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE finishes`); err != nil {
+		return err
+	}
+	if err != nil {
+		return nil // each is written alone
+	}
+	for _, i := range group {
+		made[i] = true
+		if !saved[batch[i].finish.u.id] {
+			errs[i] = batch[i].finish.u.conflict()
+		}
+	}
+	w.finishGroups.Add(1)
+	w.finishItems.Add(int64(len(group)))
+	return nil
+}
+
+// runFinishes runs the group's statements and returns the ids of the
+// tasks whose finish held.
+func runFinishes(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int) (saved map[string]bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("group of finishes panicked: %v", r)
+		}
+	}()
+	saved = make(map[string]bool, len(group))
+	for rest := group; len(rest) > 0; {
+		n := chunk(len(rest))
+		args := make([]any, 0, n*stepCols)
+		for _, i := range rest[:n] {
+			args = append(args, batch[i].finish.u.values()...)
+		}
+		if err := collectIDs(ctx, tx, stepUpdates[n], args, saved); err != nil {
+			return nil, err
+		}
+		rest = rest[n:]
+	}
+	var creations, costs [][]any
+	var held []*groupFinish
+	for _, i := range group {
+		f := batch[i].finish
+		if !saved[f.u.id] {
+			continue
+		}
+		held = append(held, f)
+		creations = append(creations, f.creations...)
+		if f.cost != nil {
+			costs = append(costs, f.cost)
+		}
+	}
+	if err := insertRows(ctx, tx, creationInserts, creationCols, creations); err != nil {
+		return nil, err
+	}
+	if err := insertRows(ctx, tx, costInserts, costCols, costs); err != nil {
+		return nil, err
+	}
+	for _, f := range held {
+		if err := f.outbox(ctx, tx); err != nil {
+			return nil, err
+		}
+	}
+	return saved, nil
+}
+
+// insertRows inserts rows (each of cols values) with the statements of
+// inserts, in chunks of chunk's sizes.
+func insertRows(ctx context.Context, tx *sql.Tx, inserts map[int]string, cols int, rows [][]any) error {
+	for rest := rows; len(rest) > 0; {
+		n := chunk(len(rest))
+		args := make([]any, 0, n*cols)
+		for _, r := range rest[:n] {
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, inserts[n], args...); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
