@@ -112,22 +112,20 @@ func (w *groupWriter) createTogether(ctx context.Context, tx *sql.Tx, batch []*w
 	if len(group) < 2 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT creates`); err != nil {
+	var accepted []int
+	kept, err := tryGroup(ctx, tx, "creates", func() (err error) {
+		accepted, err = runCreates(ctx, tx, batch, group)
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	accepted, err := runCreates(ctx, tx, batch, group)
-	if err != nil {
+	if !kept {
 		// Nothing of the group is kept: each creation is made alone.
 		for _, i := range accepted {
 			batch[i].create.created = false
 		}
-		if _, err := tx.ExecContext(ctx, `ROLLBACK TO creates`); err != nil {
-			return err
-		}
-		accepted = nil
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE creates`); err != nil {
-		return err
+		return nil
 	}
 	for _, i := range accepted {
 		made[i] = true

@@ -33,7 +33,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/gengate/gengate"
 )
@@ -109,20 +108,13 @@ func (w *groupWriter) finishTogether(ctx context.Context, tx *sql.Tx, batch []*w
 	if len(group) < 2 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT finishes`); err != nil {
+	var saved map[string]bool
+	kept, err := tryGroup(ctx, tx, "finishes", func() (err error) {
+		saved, err = runFinishes(ctx, tx, batch, group)
 		return err
-	}
-	saved, err := runFinishes(ctx, tx, batch, group)
-	if err != nil {
-		if _, err := tx.ExecContext(ctx, `ROLLBACK TO finishes`); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE finishes`); err != nil {
-		return err
-	}
-	if err != nil {
-		return nil // each is written alone
+	})
+	if err != nil || !kept {
+		return err // !kept: each is written alone
 	}
 	for _, i := range group {
 		made[i] = true
@@ -137,23 +129,14 @@ func (w *groupWriter) finishTogether(ctx context.Context, tx *sql.Tx, batch []*w
 
 // runFinishes runs the group's statements and returns the ids of the
 // tasks whose finish held.
-func runFinishes(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int) (saved map[string]bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("group of finishes panicked: %v", r)
-		}
-	}()
-	saved = make(map[string]bool, len(group))
-	for rest := group; len(rest) > 0; {
-		n := chunk(len(rest))
-		args := make([]any, 0, n*stepCols)
-		for _, i := range rest[:n] {
-			args = append(args, batch[i].finish.u.values()...)
-		}
-		if err := collectIDs(ctx, tx, stepUpdates[n], args, saved); err != nil {
-			return nil, err
-		}
-		rest = rest[n:]
+func runFinishes(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int) (map[string]bool, error) {
+	recs := make([]*taskUpdate, len(group))
+	for k, i := range group {
+		recs[k] = batch[i].finish.u
+	}
+	saved, err := updateRecords(ctx, tx, recs)
+	if err != nil {
+		return nil, err
 	}
 	var creations, costs [][]any
 	var held []*groupFinish

@@ -102,20 +102,17 @@ func (w *groupWriter) saveStepsTogether(ctx context.Context, tx *sql.Tx, batch [
 	if len(group) < 2 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT steps`); err != nil {
-		return err
-	}
-	saved, err := runSteps(ctx, tx, batch, group)
-	if err != nil {
-		if _, err := tx.ExecContext(ctx, `ROLLBACK TO steps`); err != nil {
-			return err
+	var saved map[string]bool
+	kept, err := tryGroup(ctx, tx, "steps", func() (err error) {
+		recs := make([]*taskUpdate, len(group))
+		for k, i := range group {
+			recs[k] = batch[i].step
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE steps`); err != nil {
+		saved, err = updateRecords(ctx, tx, recs)
 		return err
-	}
-	if err != nil {
-		return nil // each is written alone
+	})
+	if err != nil || !kept {
+		return err // !kept: each is written alone
 	}
 	for _, i := range group {
 		made[i] = true
@@ -128,20 +125,44 @@ func (w *groupWriter) saveStepsTogether(ctx context.Context, tx *sql.Tx, batch [
 	return nil
 }
 
-// runSteps runs the group's UPDATEs and returns the ids of the tasks they
-// updated.
-func runSteps(ctx context.Context, tx *sql.Tx, batch []*writeJob, group []int) (saved map[string]bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("group of steps panicked: %v", r)
-		}
+// tryGroup runs fn, the statements of a group of writes, in SAVEPOINT
+// name of tx. If fn fails (or panics), the savepoint is rolled back and
+// kept is false: nothing of the group is written, and each of its writes
+// is then made alone. It returns an error only when the savepoint's own
+// statements fail (the batch then fails as a whole).
+func tryGroup(ctx context.Context, tx *sql.Tx, name string, fn func() error) (kept bool, err error) {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT `+name); err != nil {
+		return false, err
+	}
+	failed := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("group %s panicked: %v", name, r)
+			}
+		}()
+		return fn()
 	}()
-	saved = make(map[string]bool, len(group))
-	for rest := group; len(rest) > 0; {
+	if failed != nil {
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO `+name); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE `+name); err != nil {
+		return false, err
+	}
+	return failed == nil, nil
+}
+
+// updateRecords writes step records (each of a different task) with the
+// grouped UPDATEs of stepUpdates, in chunks, and returns the ids of the
+// tasks they updated: a record whose lease guard did not hold is absent.
+func updateRecords(ctx context.Context, tx *sql.Tx, recs []*taskUpdate) (saved map[string]bool, err error) {
+	saved = make(map[string]bool, len(recs))
+	for rest := recs; len(rest) > 0; {
 		n := chunk(len(rest))
 		args := make([]any, 0, n*stepCols)
-		for _, i := range rest[:n] {
-			args = append(args, batch[i].step.values()...)
+		for _, u := range rest[:n] {
+			args = append(args, u.values()...)
 		}
 		if err := collectIDs(ctx, tx, stepUpdates[n], args, saved); err != nil {
 			return nil, err
