@@ -33,8 +33,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-
-	"github.com/gengate/gengate"
 )
 
 // groupFinish is a plain finish sent to the writer: the task's final
@@ -51,21 +49,6 @@ const (
 	creationCols = 11 // creationColumns
 	costCols     = 8  // upstreamCostColumns
 )
-
-// upstreamCostColumns are the columns of an upstream cost's row, in the
-// order of upstreamCostArgs.
-const upstreamCostColumns = `task_id, model_id, engine, upstream, credits, micro_usd, basis, completed_at`
-
-// upstreamCostArgs is t's upstream cost's row, or nil when it has none to
-// record (only a succeeded task's is).
-func upstreamCostArgs(t *gengate.Task) []any {
-	if t.Status != gengate.StatusSucceeded || t.UpstreamCost == nil {
-		return nil
-	}
-	c := t.UpstreamCost
-	micro := sql.NullInt64{Int64: c.MicroUSD, Valid: c.Known}
-	return []any{t.ID, t.ModelID, t.Engine, t.Route.Upstream, t.Cost, micro, c.Basis, ms(t.CompletedAt)}
-}
 
 // creationInserts[n] and costInserts[n] insert n rows (n up to
 // exactSizes, or maxInsertRows, as createbatch.go's INSERTs do).

@@ -783,7 +783,7 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 			}
 		}
 		if cost != nil { // upstreamcosts.go
-			if err := insertUpstreamCost(ctx, tx, t); err != nil {
+			if err := insertUpstreamCost(ctx, tx, cost); err != nil {
 				return err
 			}
 		}

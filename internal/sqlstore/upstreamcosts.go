@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/gengate/gengate"
@@ -13,12 +14,27 @@ var _ gengate.CostStore = (*DB)(nil)
 // (PurgeTasks): the 30-day sums stay whole under a shorter retention.
 const costKeep = gengate.CostWindow + 24*time.Hour
 
-// insertUpstreamCost records a succeeded task's upstream cost in the
-// transaction that finishes it; a second finish of the same task (a step
-// run again) changes nothing.
-func insertUpstreamCost(ctx context.Context, tx execer, t *gengate.Task) error {
+// upstreamCostColumns are the columns of an upstream cost's row, in the
+// order of upstreamCostArgs.
+const upstreamCostColumns = `task_id, model_id, engine, upstream, credits, micro_usd, basis, completed_at`
+
+// upstreamCostArgs is t's upstream cost's row, or nil when it has none to
+// record (only a succeeded task's is).
+func upstreamCostArgs(t *gengate.Task) []any {
+	if t.Status != gengate.StatusSucceeded || t.UpstreamCost == nil {
+		return nil
+	}
+	c := t.UpstreamCost
+	micro := sql.NullInt64{Int64: c.MicroUSD, Valid: c.Known}
+	return []any{t.ID, t.ModelID, t.Engine, t.Route.Upstream, t.Cost, micro, c.Basis, ms(t.CompletedAt)}
+}
+
+// insertUpstreamCost records a succeeded task's upstream cost (its row of
+// upstreamCostArgs) in the transaction that finishes it; a second finish
+// of the same task (a step run again) changes nothing.
+func insertUpstreamCost(ctx context.Context, tx execer, row []any) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO upstream_costs (`+upstreamCostColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (task_id) DO NOTHING`, upstreamCostArgs(t)...)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (task_id) DO NOTHING`, row...)
 	return err
 }
 
