@@ -39,7 +39,7 @@ type Engine struct {
 // Check returns the outputs once delay has passed, as a queued provider
 // would.
 func New(delay time.Duration) *Engine {
-	return &Engine{delay: max(delay, 0), now: time.Now, renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	return &Engine{delay: max(delay, 0), now: time.Now, renders: make(chan struct{}, runtime.NumCPU())}
 }
 
 // SetMaxRenders sets how many tasks' outputs the engine renders at once
