@@ -497,8 +497,19 @@ func (s *DB) Opcodes(ctx context.Context, query string) ([]string, error) {
 	return s.explainColumn(ctx, "EXPLAIN "+query, make([]any, n), 1) // the opcode
 }
 
-// FinishBatches returns how many groups of finishes the SQLite writer
-// wrote together, and how many finishes they held (finishbatch.go).
+// FinishBatches returns how many groups of finishes were written
+// together, and how many finishes they held (finishbatch.go): by the
+// SQLite writer, or in PostgreSQL batches.
 func (s *DB) FinishBatches() (batches, items int64) {
-	return s.w.finishGroups.Load(), s.w.finishItems.Load()
+	if s.w != nil {
+		return s.w.finishGroups.Load(), s.w.finishItems.Load()
+	}
+	return s.finishes.batches.Load(), s.finishes.items.Load()
 }
+
+// HoldFinishes holds PostgreSQL's batcher of finishes: the finishes sent
+// meanwhile queue up, and go in one batch once release is called.
+func (s *DB) HoldFinishes() (release func()) { return s.finishes.gather.hold() }
+
+// FinishesQueued returns how many finishes wait for a PostgreSQL batch.
+func (s *DB) FinishesQueued() int { return s.finishes.gather.queued() }

@@ -1,6 +1,7 @@
 package sqlstore
 
-// Task finishes written together on SQLite.
+// Task finishes written together, on SQLite's writer and at PostgreSQL's
+// batcher (the PostgreSQL part is at the end of the file).
 //
 // Every task that succeeds ends with FinishTask: its final record under
 // the claim's lease, a creations row for each output, its upstream cost,
@@ -10,9 +11,9 @@ package sqlstore
 // the finishes arrive together, as the step records do (stepbatch.go),
 // and they were the largest part of the writer's work per task.
 //
-// So the plain finishes of a batch (those that refund nothing and give the
-// lease up under its token; at least two, one per task) are written
-// together, in one savepoint:
+// So on SQLite the plain finishes of a batch (those that refund nothing
+// and give the lease up under its token; at least two, one per task) are
+// written together, in one savepoint:
 //
 //  1. one UPDATE of many rows, each under its own lease guard (the step
 //     records' statement: a finish is a step record that ends the task);
@@ -33,6 +34,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // groupFinish is a plain finish sent to the writer: the task's final
@@ -163,4 +169,176 @@ func insertRows(ctx context.Context, tx *sql.Tx, inserts map[int]string, cols in
 		rest = rest[n:]
 	}
 	return nil
+}
+
+// On PostgreSQL a finish was a transaction of its own: BEGIN, the UPDATE,
+// an INSERT per output, the cost's INSERT, the outbox's INSERT … SELECT,
+// pg_notify and COMMIT, each a round trip. The plain finishes that arrive
+// together are written together instead, in one transaction: the grouped
+// UPDATE (gengate_save_steps, the step records' function), one INSERT of
+// all their creations and one of their costs (from arrays), then each
+// held finish's outbox statements, and one COMMIT. One batch is in flight
+// at a time, gathered as the step records' are (stepbatch.go). A batch
+// that PostgreSQL refuses (an ERROR: nothing of it was written) sends each
+// finish alone; a batch whose fate is unknown (the connection broke, the
+// COMMIT failed) answers every caller with the error, which a worker
+// treats as it treats a failed finish: the lease runs out, the task is
+// claimed again, and the finish written the first time, if it was, makes
+// the second one a conflict.
+
+// pgFinishInsertsSQL insert the creations and the upstream costs of a
+// batch, given as arrays in creationColumns' and upstreamCostColumns'
+// orders.
+const (
+	pgCreationsSQL = `INSERT INTO creations (` + creationColumns + `) SELECT * FROM unnest($1::text[], $2::text[],
+	$3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[])`
+	pgCostsSQL = `INSERT INTO upstream_costs (` + upstreamCostColumns + `) SELECT * FROM unnest($1::text[], $2::text[],
+	$3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[]) ON CONFLICT (task_id) DO NOTHING`
+)
+
+type finishJob struct {
+	ctx   context.Context
+	f     *groupFinish
+	err   error
+	alone bool // written by its caller, alone
+}
+
+// pgFinishSaver gathers plain finishes into batches on PostgreSQL.
+type pgFinishSaver struct {
+	db      *sql.DB
+	timeout time.Duration // --db-batch-timeout: the longest one batch may take
+	gather  *gatherer[*finishJob]
+
+	batches, items atomic.Int64 // committed so far (tests)
+}
+
+func newPGFinishSaver(db *sql.DB, wait, timeout time.Duration) *pgFinishSaver {
+	p := &pgFinishSaver{db: db, timeout: timeout}
+	p.gather = newGatherer(pgStepMax, wait, false, func(n, queued int) int {
+		if n > 1 { // a wave of finishes, as of step records (newPGStepSaver)
+			return min(pgStepMax, n)
+		}
+		return 0
+	}, p.send)
+	return p
+}
+
+// save writes f in the next batch; alone reports that its caller must
+// write it in a transaction of its own.
+func (p *pgFinishSaver) save(ctx context.Context, f *groupFinish) (alone bool, err error) {
+	j := &finishJob{ctx: ctx, f: f}
+	p.gather.add(j)
+	return j.alone, j.err
+}
+
+// send writes the batch's finishes in one transaction and sets each job's
+// outcome; the caller then answers them.
+func (p *pgFinishSaver) send(batch []*finishJob) {
+	var live []*finishJob
+	seen := map[string]bool{}
+	for _, j := range batch {
+		switch {
+		case j.ctx.Err() != nil:
+			j.err = j.ctx.Err() // its caller went away: nothing written
+		case seen[j.f.u.id]:
+			j.alone = true // a second finish of one task: never in one statement with the first
+		default:
+			seen[j.f.u.id] = true
+			live = append(live, j)
+		}
+	}
+	if len(live) == 1 {
+		live[0].alone = true
+		return
+	}
+	if len(live) == 0 {
+		return
+	}
+	// Never cancelled by a caller (the batch is every caller's), but
+	// bounded, as the other batches are.
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	saved, err := p.write(ctx, live)
+	if err != nil {
+		var pe *pgconn.PgError
+		refused := errors.As(err, &pe) && (pe.SeverityUnlocalized == "ERROR" || pe.SeverityUnlocalized == "" && pe.Severity == "ERROR")
+		for _, j := range live {
+			if refused {
+				j.alone = true
+			} else {
+				j.err = err
+			}
+		}
+		return
+	}
+	p.batches.Add(1)
+	p.items.Add(int64(len(live)))
+	for _, j := range live {
+		if !saved[j.f.u.id] {
+			j.err = j.f.u.conflict()
+		}
+	}
+}
+
+// write runs the batch's transaction and returns the ids of the tasks
+// whose finish held.
+func (p *pgFinishSaver) write(ctx context.Context, live []*finishJob) (saved map[string]bool, err error) {
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	steps := make([][]any, len(live))
+	var creations, costs [][]any
+	for i, j := range live {
+		steps[i] = j.f.u.values()
+	}
+	saved = make(map[string]bool, len(live))
+	if err := collectIDs(ctx, tx, pgSaveStepsSQL, columns(steps, stepCols), saved); err != nil {
+		return nil, err
+	}
+	var held []*groupFinish
+	for _, j := range live {
+		if saved[j.f.u.id] {
+			held = append(held, j.f)
+			creations = append(creations, j.f.creations...)
+			if j.f.cost != nil {
+				costs = append(costs, j.f.cost)
+			}
+		}
+	}
+	if len(creations) > 0 {
+		if _, err := tx.ExecContext(ctx, pgCreationsSQL, columns(creations, creationCols)...); err != nil {
+			return nil, err
+		}
+	}
+	if len(costs) > 0 {
+		if _, err := tx.ExecContext(ctx, pgCostsSQL, columns(costs, costCols)...); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range held {
+		if err := f.outbox(ctx, tx); err != nil {
+			return nil, err
+		}
+	}
+	return saved, tx.Commit()
+}
+
+// columns turns rows (each of cols values) into cols arrays, one
+// parameter each.
+func columns(rows [][]any, cols int) []any {
+	out := make([]any, cols)
+	col := make([]any, len(rows))
+	for c := range cols {
+		for i, r := range rows {
+			col[i] = r[c]
+		}
+		out[c] = pgArray(col)
+	}
+	return out
 }

@@ -44,6 +44,7 @@ type DB struct {
 	connWait time.Duration      // PostgreSQL: longest a request waits for a connection (connbudget.go)
 	create   *pgCreator         // PostgreSQL: gathers task creations into batches (pgcreate.go)
 	steps    *pgStepSaver       // PostgreSQL: gathers step records into batches (stepbatch.go)
+	finishes *pgFinishSaver     // PostgreSQL: gathers finishes into batches (finishbatch.go)
 	work     *workNotifier      // PostgreSQL: wakes the workers after a commit (pgnotify.go)
 	files    *gengate.SecretBox // seals file URL tokens (filetokens.go)
 	// maxEndpointEvents bounds the events an endpoint keeps (webhooks.go).
@@ -180,6 +181,7 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*DB, error)
 		s.work = newWorkNotifier(s.db, o.batchTimeout)
 		s.create = newPGCreator(s.db, o.batchWait, o.batchTimeout, s.work.wake)
 		s.steps = newPGStepSaver(s.db, o.batchWait, o.batchTimeout)
+		s.finishes = newPGFinishSaver(s.db, o.batchWait, o.batchTimeout)
 	}
 	if err := s.normalizeEmails(ctx); err != nil {
 		s.Close()

@@ -323,6 +323,14 @@ func pgArray(col []any) any {
 			out[i] = int64(v.(int))
 		}
 		return out
+	case sql.NullInt64:
+		out := make([]*int64, len(col))
+		for i, v := range col {
+			if n := v.(sql.NullInt64); n.Valid {
+				out[i] = &n.Int64
+			}
+		}
+		return out
 	}
 	out := make([]string, len(col))
 	for i, v := range col {

@@ -790,11 +790,16 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 		return outbox(ctx, tx)
 	}
 	var err error
-	if s.w != nil && refund == 0 && u.groupable() {
-		// The writer writes it with the other finishes of its batch
-		// (finishbatch.go).
-		err = s.w.doFinish(ctx, &groupFinish{u: &u, creations: creations, cost: cost, outbox: outbox}, alone)
-	} else {
+	plain := refund == 0 && u.groupable()
+	switch f := (&groupFinish{u: &u, creations: creations, cost: cost, outbox: outbox}); {
+	case plain && s.w != nil: // the writer writes it with the other finishes of its batch (finishbatch.go)
+		err = s.w.doFinish(ctx, f, alone)
+	case plain && s.finishes != nil: // so does PostgreSQL's batcher
+		var lone bool
+		if lone, err = s.finishes.save(ctx, f); lone {
+			err = s.tx(ctx, alone)
+		}
+	default:
 		err = s.tx(ctx, alone)
 	}
 	if err == nil {
