@@ -186,9 +186,9 @@ func insertRows(ctx context.Context, tx *sql.Tx, inserts map[int]string, cols in
 // claimed again, and the finish written the first time, if it was, makes
 // the second one a conflict.
 
-// pgFinishInsertsSQL insert the creations and the upstream costs of a
-// batch, given as arrays in creationColumns' and upstreamCostColumns'
-// orders.
+// pgCreationsSQL and pgCostsSQL insert the creations and the upstream
+// costs of a batch, given as arrays (one per column, in creationColumns'
+// and upstreamCostColumns' orders).
 const (
 	pgCreationsSQL = `INSERT INTO creations (` + creationColumns + `) SELECT * FROM unnest($1::text[], $2::text[],
 	$3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[])`
