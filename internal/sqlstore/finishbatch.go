@@ -34,11 +34,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // groupFinish is a plain finish sent to the writer: the task's final
@@ -214,12 +211,7 @@ type pgFinishSaver struct {
 
 func newPGFinishSaver(db *sql.DB, wait, timeout time.Duration) *pgFinishSaver {
 	p := &pgFinishSaver{db: db, timeout: timeout}
-	p.gather = newGatherer(pgStepMax, wait, false, func(n, queued int) int {
-		if n > 1 { // a wave of finishes, as of step records (newPGStepSaver)
-			return min(pgStepMax, n)
-		}
-		return 0
-	}, p.send)
+	p.gather = newGatherer(pgStepMax, wait, false, wave, p.send) // finishes come in waves too
 	return p
 }
 
@@ -260,8 +252,7 @@ func (p *pgFinishSaver) send(batch []*finishJob) {
 	defer cancel()
 	saved, err := p.write(ctx, live)
 	if err != nil {
-		var pe *pgconn.PgError
-		refused := errors.As(err, &pe) && (pe.SeverityUnlocalized == "ERROR" || pe.SeverityUnlocalized == "" && pe.Severity == "ERROR")
+		refused := refusedByServer(err)
 		for _, j := range live {
 			if refused {
 				j.alone = true

@@ -184,10 +184,9 @@ func (c *pgCreator) send(batch []*createJob) {
 		return rows.Err()
 	}()
 	if err != nil {
-		var pe *pgconn.PgError
 		// PostgreSQL answered with an ERROR: the batch rolled back. A
 		// FATAL (the session ended) leaves its fate unknown.
-		refused := errors.As(err, &pe) && (pe.SeverityUnlocalized == "ERROR" || pe.SeverityUnlocalized == "" && pe.Severity == "ERROR")
+		refused := refusedByServer(err)
 		for _, j := range live {
 			j.plain = false
 			if refused {
@@ -206,4 +205,14 @@ func (c *pgCreator) send(batch []*createJob) {
 			break
 		}
 	}
+}
+
+// refusedByServer reports whether err is PostgreSQL's answer ERROR: the
+// statement failed and the transaction was rolled back, so nothing of a
+// batch was written (its items may each be tried alone). Any other
+// failure (a FATAL that ended the session, a broken connection, a
+// deadline) leaves the batch's fate unknown.
+func refusedByServer(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.SeverityUnlocalized == "ERROR" || pe.SeverityUnlocalized == "" && pe.Severity == "ERROR")
 }

@@ -41,12 +41,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gengate/gengate"
 )
@@ -225,13 +222,17 @@ func newPGStepSaver(db *sql.DB, wait, timeout time.Duration) *pgStepSaver {
 	// than its first record alone and the rest behind it: one round trip
 	// less on each wave's way back to the claimer. A lone record expects
 	// no wave, and nothing queued is nothing to wait for.
-	p.gather = newGatherer(pgStepMax, wait, false, func(n, queued int) int {
-		if n > 1 {
-			return min(pgStepMax, n)
-		}
-		return 0
-	}, p.send)
+	p.gather = newGatherer(pgStepMax, wait, false, wave, p.send)
 	return p
+}
+
+// wave is the gatherer's next for the records of a claim, which end
+// together: after a batch of n > 1, wait for as many.
+func wave(n, queued int) int {
+	if n > 1 {
+		return min(pgStepMax, n)
+	}
+	return 0
 }
 
 // save writes the step record u in the next batch, or alone.
@@ -289,8 +290,7 @@ func (p *pgStepSaver) send(batch []*stepJob) {
 	saved := make(map[string]bool, n)
 	err := collectIDs(ctx, p.db, pgSaveStepsSQL, args, saved)
 	if err != nil {
-		var pe *pgconn.PgError
-		refused := errors.As(err, &pe) && (pe.SeverityUnlocalized == "ERROR" || pe.SeverityUnlocalized == "" && pe.Severity == "ERROR")
+		refused := refusedByServer(err)
 		for _, j := range live {
 			if refused {
 				j.alone = true
