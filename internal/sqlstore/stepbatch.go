@@ -272,19 +272,11 @@ func (p *pgStepSaver) send(batch []*stepJob) {
 		return
 	}
 	n := len(live)
-	cols := make([][]any, stepCols)
-	for c := range cols {
-		cols[c] = make([]any, n)
-	}
+	records := make([][]any, n)
 	for i, j := range live {
-		for c, v := range j.u.values() {
-			cols[c][i] = v
-		}
+		records[i] = j.u.values()
 	}
-	args := make([]any, stepCols)
-	for c := range cols {
-		args[c] = pgArray(cols[c])
-	}
+	args := columns(records, stepCols)
 	p.batches.Add(1)
 	p.items.Add(int64(n))
 	saved := make(map[string]bool, n)
