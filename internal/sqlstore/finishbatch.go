@@ -319,17 +319,3 @@ func (p *pgFinishSaver) write(ctx context.Context, live []*finishJob) (saved map
 	}
 	return saved, tx.Commit()
 }
-
-// columns turns rows (each of cols values) into cols arrays, one
-// parameter each.
-func columns(rows [][]any, cols int) []any {
-	out := make([]any, cols)
-	col := make([]any, len(rows))
-	for c := range cols {
-		for i, r := range rows {
-			col[i] = r[c]
-		}
-		out[c] = pgArray(col)
-	}
-	return out
-}

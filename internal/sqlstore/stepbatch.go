@@ -299,6 +299,20 @@ func (p *pgStepSaver) send(batch []*stepJob) {
 	}
 }
 
+// columns turns rows (each of cols values) into cols arrays, one
+// parameter each.
+func columns(rows [][]any, cols int) []any {
+	out := make([]any, cols)
+	col := make([]any, len(rows))
+	for c := range cols {
+		for i, r := range rows {
+			col[i] = r[c]
+		}
+		out[c] = pgArray(col)
+	}
+	return out
+}
+
 // pgArray makes one column of a batch a typed Go slice, which the driver
 // sends as a PostgreSQL array.
 func pgArray(col []any) any {
