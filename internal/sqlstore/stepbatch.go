@@ -261,6 +261,9 @@ func (p *pgStepSaver) send(batch []*stepJob) {
 			live = append(live, j)
 		}
 	}
+	if len(live) == 0 {
+		return // every caller went away: nothing to write
+	}
 	// Never cancelled by a caller (the batch is every caller's), but
 	// bounded, as the creations' batches are (pgcreate.go).
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,54 @@ func TestCreateKeysPlan(t *testing.T) {
 		if !strings.Contains(plan, "Index Only Scan using tasks_idempotency") {
 			t.Errorf("analyzed %v: the lookup does not go by the index of keys:\n%s", analyzed, plan)
 		}
+	}
+}
+
+// TestSaveStepCallerGone: a step record or a finish whose caller's context
+// has ended before its batch is written is answered with the context's
+// error and writes nothing, and the batcher goes on. On PostgreSQL a batch
+// made only of such records once took the batcher's goroutine down, and
+// the process with it (an empty batch's arrays).
+func TestSaveStepCallerGone(t *testing.T) {
+	for _, d := range sqltest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			s := sqltest.Open(t, d)
+			a := newAccount(t, s, 10)
+			var claims []*gengate.Task
+			for range 2 {
+				task := newTask(a.ID, 1)
+				mustCreate(t, s, task)
+				claims = append(claims, mustClaim(t, s, task.ID, t0))
+			}
+			gone, cancel := context.WithCancel(ctx)
+			cancel()
+			step, done := *claims[0], *claims[1]
+			step.Status, step.UpstreamID = gengate.StatusRunning, "up"
+			if err := s.SaveStep(gone, &step, true); !errors.Is(err, context.Canceled) {
+				t.Errorf("SaveStep with its caller gone = %v; want context.Canceled", err)
+			}
+			done.Status, done.UpdatedAt, done.CompletedAt = gengate.StatusSucceeded, t0, t0
+			if err := s.FinishTask(gone, &done, 0); !errors.Is(err, context.Canceled) {
+				t.Errorf("FinishTask with its caller gone = %v; want context.Canceled", err)
+			}
+			for _, c := range claims {
+				row, err := s.FindTask(ctx, c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row.UpstreamID != "" || row.Status == gengate.StatusSucceeded || row.LeaseToken == "" {
+					t.Errorf("task %s written by a caller gone: %+v", c.ID, row)
+				}
+			}
+			// The batchers still write.
+			step.UpstreamID = "up"
+			if err := s.SaveStep(ctx, &step, true); err != nil {
+				t.Errorf("SaveStep after: %v", err)
+			}
+			if err := s.FinishTask(ctx, &done, 0); err != nil {
+				t.Errorf("FinishTask after: %v", err)
+			}
+		})
 	}
 }
