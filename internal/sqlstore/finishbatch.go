@@ -193,11 +193,10 @@ const (
 	$3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[]) ON CONFLICT (task_id) DO NOTHING`
 )
 
+// finishJob is a finish in a batch.
 type finishJob struct {
-	ctx   context.Context
-	f     *groupFinish
-	err   error
-	alone bool // written by its caller, alone
+	batchJob // its task's final record: f.u
+	f        *groupFinish
 }
 
 // pgFinishSaver gathers plain finishes into batches on PostgreSQL.
@@ -218,7 +217,7 @@ func newPGFinishSaver(db *sql.DB, wait, timeout time.Duration) *pgFinishSaver {
 // save writes f in the next batch; alone reports that its caller must
 // write it in a transaction of its own.
 func (p *pgFinishSaver) save(ctx context.Context, f *groupFinish) (alone bool, err error) {
-	j := &finishJob{ctx: ctx, f: f}
+	j := &finishJob{batchJob: batchJob{ctx: ctx, u: f.u}, f: f}
 	p.gather.add(j)
 	return j.alone, j.err
 }
@@ -226,24 +225,12 @@ func (p *pgFinishSaver) save(ctx context.Context, f *groupFinish) (alone bool, e
 // send writes the batch's finishes in one transaction and sets each job's
 // outcome; the caller then answers them.
 func (p *pgFinishSaver) send(batch []*finishJob) {
-	var live []*finishJob
-	seen := map[string]bool{}
-	for _, j := range batch {
-		switch {
-		case j.ctx.Err() != nil:
-			j.err = j.ctx.Err() // its caller went away: nothing written
-		case seen[j.f.u.id]:
-			j.alone = true // a second finish of one task: never in one statement with the first
-		default:
-			seen[j.f.u.id] = true
-			live = append(live, j)
-		}
-	}
-	if len(live) == 1 {
-		live[0].alone = true
-		return
-	}
-	if len(live) == 0 {
+	live := liveJobs(batch)
+	switch len(live) {
+	case 0:
+		return // every caller went away: nothing to write
+	case 1:
+		live[0].alone = true // its own transaction, as before batching
 		return
 	}
 	// Never cancelled by a caller (the batch is every caller's), but
@@ -251,24 +238,11 @@ func (p *pgFinishSaver) send(batch []*finishJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
 	saved, err := p.write(ctx, live)
-	if err != nil {
-		refused := refusedByServer(err)
-		for _, j := range live {
-			if refused {
-				j.alone = true
-			} else {
-				j.err = err
-			}
-		}
-		return
+	if err == nil {
+		p.batches.Add(1)
+		p.items.Add(int64(len(live)))
 	}
-	p.batches.Add(1)
-	p.items.Add(int64(len(live)))
-	for _, j := range live {
-		if !saved[j.f.u.id] {
-			j.err = j.f.u.conflict()
-		}
-	}
+	settleJobs(live, saved, err)
 }
 
 // write runs the batch's transaction and returns the ids of the tasks
@@ -286,7 +260,7 @@ func (p *pgFinishSaver) write(ctx context.Context, live []*finishJob) (saved map
 	steps := make([][]any, len(live))
 	var creations, costs [][]any
 	for i, j := range live {
-		steps[i] = j.f.u.values()
+		steps[i] = j.u.values()
 	}
 	saved = make(map[string]bool, len(live))
 	if err := collectIDs(ctx, tx, pgSaveStepsSQL, columns(steps, stepCols), saved); err != nil {
@@ -294,7 +268,7 @@ func (p *pgFinishSaver) write(ctx context.Context, live []*finishJob) (saved map
 	}
 	var held []*groupFinish
 	for _, j := range live {
-		if saved[j.f.u.id] {
+		if saved[j.u.id] {
 			held = append(held, j.f)
 			creations = append(creations, j.f.creations...)
 			if j.f.cost != nil {

@@ -196,12 +196,65 @@ const pgSaveStepsSQL = `SELECT * FROM gengate_save_steps($1::text[], $2::text[],
 // pgStepMax is the most step records one PostgreSQL batch writes.
 const pgStepMax = 128
 
-type stepJob struct {
+// batchJob is one caller's record in a batch of a PostgreSQL saver (of
+// step records here, of finishes in finishbatch.go): its task's update,
+// and the outcome the saver sets for the caller.
+type batchJob struct {
 	ctx   context.Context
 	u     *taskUpdate
 	err   error
-	alone bool // written by its caller, alone
+	alone bool // to be written by its caller, alone, after the batch
 }
+
+func (j *batchJob) job() *batchJob { return j }
+
+// batched is a saver's job: a batchJob, with whatever else it writes.
+type batched interface{ job() *batchJob }
+
+// liveJobs returns the jobs of a batch to write together. A job whose
+// caller went away gets its context's error (nothing written); a second
+// record of one task is sent back to be written alone, after the batch,
+// never in one statement with the first.
+func liveJobs[J batched](batch []J) (live []J) {
+	seen := map[string]bool{}
+	for _, j := range batch {
+		b := j.job()
+		switch {
+		case b.ctx.Err() != nil:
+			b.err = b.ctx.Err()
+		case seen[b.u.id]:
+			b.alone = true
+		default:
+			seen[b.u.id] = true
+			live = append(live, j)
+		}
+	}
+	return live
+}
+
+// settleJobs sets the outcome of the jobs written together, given the
+// tasks whose update held (saved) or the batch's error: refused by
+// PostgreSQL (nothing written), each job is written alone; of unknown
+// fate (the connection broke), each caller gets the error, as after any
+// failed write of its own; written, a job whose lease no longer held is
+// EConflict, as its own statement would have been.
+func settleJobs[J batched](live []J, saved map[string]bool, err error) {
+	refused := err != nil && refusedByServer(err)
+	for _, j := range live {
+		b := j.job()
+		switch {
+		case refused:
+			b.alone = true
+		case err != nil:
+			b.err = err
+		case !saved[b.u.id]:
+			b.err = b.u.conflict()
+		}
+	}
+}
+
+// stepJob is a step record in a batch.
+type stepJob = batchJob
 
 // pgStepSaver gathers step records into batches on PostgreSQL (see the
 // file comment).
@@ -248,19 +301,7 @@ func (p *pgStepSaver) save(ctx context.Context, u *taskUpdate) error {
 // send writes the batch's records in one statement and sets each job's
 // outcome; the caller then answers them.
 func (p *pgStepSaver) send(batch []*stepJob) {
-	var live []*stepJob
-	seen := map[string]bool{}
-	for _, j := range batch {
-		switch {
-		case j.ctx.Err() != nil:
-			j.err = j.ctx.Err() // its caller went away: nothing written
-		case seen[j.u.id]:
-			j.alone = true // a second record of one task: never in one statement with the first
-		default:
-			seen[j.u.id] = true
-			live = append(live, j)
-		}
-	}
+	live := liveJobs(batch)
 	if len(live) == 0 {
 		return // every caller went away: nothing to write
 	}
@@ -274,32 +315,15 @@ func (p *pgStepSaver) send(batch []*stepJob) {
 		live[0].err = live[0].u.run(ctx, p.db)
 		return
 	}
-	n := len(live)
-	records := make([][]any, n)
+	records := make([][]any, len(live))
 	for i, j := range live {
 		records[i] = j.u.values()
 	}
-	args := columns(records, stepCols)
 	p.batches.Add(1)
-	p.items.Add(int64(n))
-	saved := make(map[string]bool, n)
-	err := collectIDs(ctx, p.db, pgSaveStepsSQL, args, saved)
-	if err != nil {
-		refused := refusedByServer(err)
-		for _, j := range live {
-			if refused {
-				j.alone = true
-			} else {
-				j.err = err
-			}
-		}
-		return
-	}
-	for _, j := range live {
-		if !saved[j.u.id] {
-			j.err = j.u.conflict()
-		}
-	}
+	p.items.Add(int64(len(live)))
+	saved := make(map[string]bool, len(live))
+	err := collectIDs(ctx, p.db, pgSaveStepsSQL, columns(records, stepCols), saved)
+	settleJobs(live, saved, err)
 }
 
 // columns turns rows (each of cols values) into cols arrays, one
