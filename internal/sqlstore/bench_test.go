@@ -168,8 +168,7 @@ func BenchmarkFinishTask16(b *testing.B) {
 				}
 				task.Status, task.UpdatedAt, task.CompletedAt = gengate.StatusSucceeded, t0, t0
 				task.UpstreamCost = &gengate.UpstreamCost{Known: true, MicroUSD: 3000, Basis: "bench"}
-				task.Outputs = []gengate.Creation{{ID: gengate.NewID(), AccountID: a.ID, TaskID: task.ID, Key: "outputs/" + task.ID + "/0.png",
-					Token: gengate.NewToken(), ContentType: "image/png", Ext: "png", Size: 1, CreatedAt: t0}}
+				task.Outputs = []gengate.Creation{newOutput(task, 0, "0.png", 1, t0)}
 				claims <- task
 			}
 			close(claims)

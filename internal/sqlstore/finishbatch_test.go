@@ -84,9 +84,7 @@ func TestFinishTogether(t *testing.T) {
 				task.Status = gengate.StatusSucceeded
 				task.UpstreamCost = &gengate.UpstreamCost{Known: i%2 == 0, MicroUSD: int64(1000 * i), Basis: "test"}
 				for k := range 1 + i%2 { // one output or two
-					c.outs = append(c.outs, gengate.Creation{ID: gengate.NewID(), AccountID: a.ID, TaskID: task.ID, Index: k,
-						Key: "outputs/" + task.ID + "/" + string(rune('0'+k)) + ".png", Token: gengate.NewToken(),
-						ContentType: "image/png", Ext: "png", Size: int64(100 + k), CreatedAt: finished})
+					c.outs = append(c.outs, newOutput(task, k, string(rune('0'+k))+".png", int64(100+k), finished))
 				}
 				task.Outputs = c.outs
 			}
@@ -170,8 +168,8 @@ func TestFinishTogetherFallsBack(t *testing.T) {
 			done := mustClaim(t, s, first.ID, t0)
 			taken := gengate.NewID()
 			done.Status, done.UpdatedAt, done.CompletedAt = gengate.StatusSucceeded, t0, t0
-			done.Outputs = []gengate.Creation{{ID: taken, AccountID: a.ID, TaskID: done.ID, Key: "outputs/" + done.ID + "/0.png",
-				Token: gengate.NewToken(), ContentType: "image/png", Ext: "png", Size: 1, CreatedAt: t0}}
+			done.Outputs = []gengate.Creation{newOutput(done, 0, "0.png", 1, t0)}
+			done.Outputs[0].ID = taken
 			if err := s.FinishTask(ctx, done, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -184,8 +182,8 @@ func TestFinishTogetherFallsBack(t *testing.T) {
 				if i == 3 {
 					id = taken
 				}
-				c.outs = []gengate.Creation{{ID: id, AccountID: a.ID, TaskID: task.ID, Key: "outputs/" + task.ID + "/0.png",
-					Token: gengate.NewToken(), ContentType: "image/png", Ext: "png", Size: 1, CreatedAt: t0}}
+				c.outs = []gengate.Creation{newOutput(task, 0, "0.png", 1, t0)}
+				c.outs[0].ID = id
 				c.claim.Status, c.claim.UpdatedAt, c.claim.CompletedAt, c.claim.Outputs = gengate.StatusSucceeded, t0, t0, c.outs
 				cases = append(cases, c)
 			}
@@ -211,6 +209,14 @@ func TestFinishTogetherFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newOutput is output index of task, a PNG named name of size bytes made
+// at at, with a new id and file token.
+func newOutput(task *gengate.Task, index int, name string, size int64, at time.Time) gengate.Creation {
+	return gengate.Creation{ID: gengate.NewID(), AccountID: task.AccountID, TaskID: task.ID, Index: index,
+		Key: "outputs/" + task.ID + "/" + name, Token: gengate.NewToken(), ContentType: "image/png", Ext: "png",
+		Size: size, CreatedAt: at}
 }
 
 // finishAll sends the cases' finishes together, queued behind a held
@@ -268,8 +274,7 @@ func TestFinishTogetherOncePerTask(t *testing.T) {
 					*c.claim = *claim
 					// Indices that differ: no unique index of creations tells the
 					// two finishes apart.
-					c.outs = []gengate.Creation{{ID: gengate.NewID(), AccountID: a.ID, TaskID: task.ID, Index: k, Key: "outputs/" + task.ID + "/" + string(rune('a'+k)) + ".png",
-						Token: gengate.NewToken(), ContentType: "image/png", Ext: "png", Size: 1, CreatedAt: t0}}
+					c.outs = []gengate.Creation{newOutput(task, k, string(rune('a'+k))+".png", 1, t0)}
 					c.claim.Status, c.claim.UpdatedAt, c.claim.CompletedAt, c.claim.Outputs = gengate.StatusSucceeded, t0, t0, c.outs
 					cases = append(cases, c)
 				}
