@@ -35,14 +35,14 @@ func (s *DB) ClaimUpdatePlans(ctx context.Context) ([2]string, error) {
 // sqlitePlan returns SQLite's plan of the query (EXPLAIN QUERY PLAN), one
 // line per plan node.
 func (s *DB) sqlitePlan(ctx context.Context, q string, args ...any) (string, error) {
-	lines, err := s.explainColumn(ctx, "EXPLAIN QUERY PLAN "+q, args, -1)
-	return strings.Join(lines, "\n"), err
+	return planText(ctx, s.db, "EXPLAIN QUERY PLAN "+q, args...)
 }
 
-// explainColumn runs an EXPLAIN statement and returns one column of its
+// explainColumn runs an EXPLAIN statement on q (the pool, or one
+// connection whose settings it must see) and returns one column of its
 // rows, as text: column col, or the last one when col is negative.
-func (s *DB) explainColumn(ctx context.Context, q string, args []any, col int) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+func explainColumn(ctx context.Context, q querier, query string, args []any, col int) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,12 @@ func (s *DB) explainColumn(ctx context.Context, q string, args []any, col int) (
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		out = append(out, fmt.Sprint(vals[col]))
+		switch v := vals[col].(type) {
+		case []byte:
+			out = append(out, string(v))
+		default:
+			out = append(out, fmt.Sprint(v))
+		}
 	}
 	return out, rows.Err()
 }
@@ -122,35 +127,12 @@ func (s *DB) claimPlanOf(ctx context.Context, fn string, now time.Time, generic 
 	return planText(ctx, conn, q, args...)
 }
 
-// planText runs the EXPLAIN q on conn and returns its plan, one line per
+// planText runs the EXPLAIN q on conn (the pool, or the connection whose
+// settings it must see) and returns its plan, one line per
 // row (the last column holds the plan text on both databases).
-func planText(ctx context.Context, conn *sql.Conn, q string, args ...any) (string, error) {
-	rows, err := conn.QueryContext(ctx, q, args...)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return "", err
-	}
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", err
-		}
-		line, _ := vals[len(vals)-1].(string)
-		if b, ok := vals[len(vals)-1].([]byte); ok {
-			line = string(b)
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n"), rows.Err()
+func planText(ctx context.Context, conn querier, q string, args ...any) (string, error) {
+	lines, err := explainColumn(ctx, conn, q, args, -1)
+	return strings.Join(lines, "\n"), err
 }
 
 // functionQuery returns the one query of the function fn (a LANGUAGE sql
@@ -494,7 +476,7 @@ func (s *DB) Opcodes(ctx context.Context, query string) ([]string, error) {
 			n = k
 		}
 	}
-	return s.explainColumn(ctx, "EXPLAIN "+query, make([]any, n), 1) // the opcode
+	return explainColumn(ctx, s.db, "EXPLAIN "+query, make([]any, n), 1) // the opcode
 }
 
 // FinishBatches returns how many groups of finishes were written
