@@ -214,16 +214,17 @@ func newPGFinishSaver(db *sql.DB, wait, timeout time.Duration) *pgFinishSaver {
 	return p
 }
 
-// save writes f in the next batch; alone reports that its caller must
-// write it in a transaction of its own.
-func (p *pgFinishSaver) save(ctx context.Context, f *groupFinish) (alone bool, err error) {
+// save writes f in the next batch, or runs alone, which writes it in a
+// transaction of its own, when it cannot go with the others.
+func (p *pgFinishSaver) save(ctx context.Context, f *groupFinish, alone func() error) error {
 	j := &finishJob{batchJob: batchJob{ctx: ctx, u: f.u}, f: f}
 	p.gather.add(j)
-	return j.alone, j.err
+	if j.alone {
+		return alone()
+	}
+	return j.err
 }
 
-// send writes the batch's finishes in one transaction and sets each job's
-// outcome; the caller then answers them.
 func (p *pgFinishSaver) send(batch []*finishJob) {
 	live := liveJobs(batch)
 	switch len(live) {

@@ -789,16 +789,13 @@ func (s *DB) FinishTask(ctx context.Context, t *gengate.Task, refund int) error 
 		}
 		return outbox(ctx, tx)
 	}
+	f := &groupFinish{u: &u, creations: creations, cost: cost, outbox: outbox}
 	var err error
-	plain := refund == 0 && u.groupable()
-	switch f := (&groupFinish{u: &u, creations: creations, cost: cost, outbox: outbox}); {
+	switch plain := refund == 0 && u.groupable(); {
 	case plain && s.w != nil: // the writer writes it with the other finishes of its batch (finishbatch.go)
 		err = s.w.doFinish(ctx, f, alone)
 	case plain && s.finishes != nil: // so does PostgreSQL's batcher
-		var lone bool
-		if lone, err = s.finishes.save(ctx, f); lone {
-			err = s.tx(ctx, alone)
-		}
+		err = s.finishes.save(ctx, f, func() error { return s.tx(ctx, alone) })
 	default:
 		err = s.tx(ctx, alone)
 	}
