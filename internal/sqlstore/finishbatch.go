@@ -258,13 +258,13 @@ func (p *pgFinishSaver) write(ctx context.Context, live []*finishJob) (saved map
 			tx.Rollback()
 		}
 	}()
-	steps := make([][]any, len(live))
+	records := make([][]any, len(live))
 	var creations, costs [][]any
 	for i, j := range live {
-		steps[i] = j.u.values()
+		records[i] = j.u.values()
 	}
 	saved = make(map[string]bool, len(live))
-	if err := collectIDs(ctx, tx, pgSaveStepsSQL, columns(steps, stepCols), saved); err != nil {
+	if err := collectIDs(ctx, tx, pgSaveStepsSQL, columns(records, stepCols), saved); err != nil {
 		return nil, err
 	}
 	var held []*groupFinish
